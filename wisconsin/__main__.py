@@ -1,0 +1,3 @@
+from wisconsin.cli import main
+
+main()

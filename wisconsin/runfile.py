@@ -1,0 +1,236 @@
+"""Run files: what one `wisconsin run` measured, as frozen dataclasses saved to JSON.
+
+A run file is the only thing `report`, `plot` and `compare` read. It carries what is
+needed to reproduce the run and to judge it: versions, machine, seed, sizes, mode,
+cluster, warm/cold, repetitions, durability, and every timed repetition.
+
+Files are written to a temporary name and renamed, and never overwrite an existing file.
+Loading a file with an unknown schema version fails with RunFileError.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+QUERIES = ("scan", "select", "average", "update", "join")
+
+
+class RunFileError(Exception):
+    """A run file that cannot be read, is of an unknown version, or cannot be written."""
+
+
+@dataclass(frozen=True)
+class PartitionSample:
+    """One partition's share of one repetition (shared-nothing: one worker's task)."""
+
+    part: int
+    engine_s: float  # wall time of the statement inside the engine
+    cpu_s: float  # CPU time of the process (or thread) running it
+    rows_scanned: int | None  # rows read by the table scan(s), from the engine's profile
+    peak_rss_bytes: int | None  # peak resident memory of the worker during the repetition
+    start_delay_s: float = 0.0  # from coordinator dispatch to the partition starting work
+    worker: str = ""  # worker name (shared-nothing / cluster)
+    host: str = ""
+
+
+@dataclass(frozen=True)
+class Repetition:
+    """One execution of one query on one table. index 0 is the untimed warm-up."""
+
+    index: int
+    cold: bool  # True for the warm-up (first touch after connections were opened)
+    wall_s: float  # coordinator wall time, dispatch to last answer
+    rows: int  # rows returned / inserted / updated / joined (verified)
+    partitions: tuple[PartitionSample, ...] = ()
+    answer: float | None = None  # the AVG value, for the average query
+    verified: bool = True
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """All repetitions of one (table, query)."""
+
+    table: str  # "F4", "G8", ...
+    kind: str  # "F" or "G"
+    partitions: int
+    rows: int  # table size n (?tablesize)
+    query: str  # one of QUERIES
+    variant: str  # scan variant ("full-row", "predicate-column", "as-written"); "" otherwise
+    warmup: Repetition
+    repetitions: tuple[Repetition, ...]
+    expected_rows: int  # the independently computed answer the runner verified against
+    startup_s: float = 0.0  # worker start-up + connection time for this partition count
+
+    @property
+    def times(self) -> tuple[float, ...]:
+        """Timed coordinator wall times (warm-up excluded)."""
+        return tuple(r.wall_s for r in self.repetitions)
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    name: str
+    kind: str
+    rows: int
+    partitions: int
+    seed: int
+    generator_version: str
+    rows_per_partition: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Environment:
+    tool_version: str
+    git_commit: str
+    python: str
+    duckdb: str
+    pyarrow: str
+    numpy: str
+    dask: str
+    distributed: str
+    os: str
+    hostname: str
+    cpu_model: str
+    usable_cores: int
+    memory_bytes: int
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    host: str
+    workers: tuple[str, ...]
+    cores: int
+    memory_bytes: int
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Where the work ran. Local modes have one host."""
+
+    scheduler: str  # "" for shared-memory, "local" for a LocalCluster, else the address
+    hosts: tuple[HostInfo, ...]
+    rtt_s: float | None = None  # measured coordinator <-> worker round trip (median)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    mode: str  # "shared-nothing" | "shared-memory"
+    cluster: str | None  # scheduler address, None for a local run
+    data_dir: str
+    kinds: tuple[str, ...]
+    partitions: tuple[int, ...]
+    queries: tuple[str, ...]
+    scan_variant: str
+    repeat: int
+    warmup: int
+    seed: int
+    threads_per_worker: int
+    memory_limit: str
+    durability: str  # how commits reached disk, in words
+
+
+@dataclass(frozen=True)
+class Run:
+    schema_version: int
+    started_utc: str
+    finished_utc: str
+    environment: Environment
+    config: RunConfig
+    topology: Topology
+    tables: tuple[TableInfo, ...]
+    measurements: tuple[Measurement, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def measurement(self, table: str, query: str) -> Measurement | None:
+        for m in self.measurements:
+            if m.table == table and m.query == query:
+                return m
+        return None
+
+
+def to_dict(obj) -> dict:
+    return dataclasses.asdict(obj)
+
+
+def _build(tp, value):
+    """Rebuild a (possibly nested) dataclass value from its JSON form."""
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise RunFileError(f"expected an object for {tp.__name__}, got {type(value).__name__}")
+        hints = typing.get_type_hints(tp)
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if f.name in value:
+                kwargs[f.name] = _build(hints[f.name], value[f.name])
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise RunFileError(f"{tp.__name__} lacks field {f.name!r}")
+        return tp(**kwargs)
+    if origin is tuple:
+        (item_tp, *_rest) = typing.get_args(tp)
+        return tuple(_build(item_tp, v) for v in value)
+    if origin in (typing.Union, types.UnionType):
+        if value is None:
+            return None
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _build(args[0], value)
+    if tp is float and isinstance(value, int):
+        return float(value)
+    return value
+
+
+def from_dict(data: dict) -> Run:
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version != SCHEMA_VERSION:
+        raise RunFileError(
+            f"run file schema version {version!r} is not supported (this wisconsin reads "
+            f"version {SCHEMA_VERSION})"
+        )
+    try:
+        return _build(Run, data)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise RunFileError(f"malformed run file: {exc}") from exc
+
+
+def load(path: str | os.PathLike) -> Run:
+    """Read a run file; RunFileError on a missing, malformed or unknown-version file."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise RunFileError(f"{p}: no such run file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunFileError(f"{p}: not a readable run file ({exc})") from None
+    try:
+        return from_dict(data)
+    except RunFileError as exc:
+        raise RunFileError(f"{p}: {exc}") from None
+
+
+def save(run: Run, path: str | os.PathLike) -> Path:
+    """Write the run atomically; refuse to overwrite an existing file."""
+    p = Path(path)
+    if p.exists():
+        raise RunFileError(f"{p} already exists; run files are never overwritten")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
+    with open(tmp, "w") as fh:
+        json.dump(to_dict(run), fh, indent=1)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    try:
+        # link() fails if the target appeared meanwhile: no silent overwrite even in a race.
+        os.link(tmp, p)
+    except FileExistsError:
+        raise RunFileError(f"{p} already exists; run files are never overwritten") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return p
