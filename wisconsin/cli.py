@@ -3,9 +3,17 @@ library function, print. Library errors (WisconsinError) become one line and exi
 
 from __future__ import annotations
 
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
 import click
 
 from wisconsin import WisconsinError, __version__
+
+click.ClickException.exit_code = 2
 
 
 class _Group(click.Group):
@@ -14,15 +22,203 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except WisconsinError as exc:
             raise click.ClickException(str(exc)) from None
-
-
-click.ClickException.exit_code = 2
+        except KeyboardInterrupt:
+            click.echo("interrupted; partial work is kept and resumed by the next run", err=True)
+            sys.exit(130)
 
 
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="wisconsin")
 def cli() -> None:
     """Speedup and scaleup benchmark of partitioned tables (Tandem NonStop SQL R2, 1989)."""
+
+
+# --------------------------------------------------------------------------- parsing helpers
+
+
+def _int_list(ctx, param, value: str | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    try:
+        items = tuple(int(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
+    if not items or any(i <= 0 for i in items):
+        raise click.BadParameter(f"expected positive integers, got {value!r}")
+    return tuple(sorted(set(items)))
+
+
+def _kinds(ctx, param, value: str) -> tuple[str, ...]:
+    kinds = tuple(dict.fromkeys(k.strip().upper() for k in value.split(",") if k.strip()))
+    bad = [k for k in kinds if k not in ("F", "G")]
+    if bad or not kinds:
+        raise click.BadParameter(f"unknown table kind {','.join(bad) or value!r}: use F, G or F,G")
+    return kinds
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool) -> Iterator:
+    """A rich progress bar with rows/s; yields a (label, done, total) callback."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, transient=False) as bar:
+        tasks: dict[str, int] = {}
+
+        def update(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(label, total=max(total, 1), rate="")
+            task = bar.tasks[tasks[label]]
+            elapsed = task.elapsed or 0.0
+            rate = f"{done / elapsed / 1e6:.2f} M rows/s" if elapsed > 0.5 and done else ""
+            bar.update(tasks[label], completed=done, total=max(total, 1), rate=rate)
+
+        yield update
+
+
+# --------------------------------------------------------------------------- generate
+
+
+@cli.command()
+@click.option(
+    "--kind",
+    default="F,G",
+    show_default=True,
+    callback=_kinds,
+    help="F (fixed size: speedup), G (fixed rows per partition: scaleup), or F,G.",
+)
+@click.option(
+    "--rows",
+    type=int,
+    default=None,
+    help="F: total rows; G: rows per partition. Overrides the preset (needs one --kind).",
+)
+@click.option(
+    "--partitions",
+    callback=_int_list,
+    default=None,
+    help="Comma-separated partition counts (default: the preset's, e.g. 2,4,8,16).",
+)
+@click.option(
+    "--preset",
+    default="laptop",
+    show_default=True,
+    help="Table sizes: tiny, laptop, clx or vlx (the spec's Table 1).",
+)
+@click.option("--seed", type=int, default=1989, show_default=True)
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(file_okay=False),
+    default="wisconsin-data",
+    show_default=True,
+    help="Directory holding one sub-directory per table.",
+)
+@click.option(
+    "--jobs", type=int, default=None, help="Concurrent builder processes (default: cores)."
+)
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def generate(kind, rows, partitions, preset, seed, data_dir, jobs, quiet) -> None:
+    """Build F and/or G tables, each partition in its own process."""
+    from wisconsin.build import build_tables
+    from wisconsin.presets import get_preset
+    from wisconsin.store import TableSpec
+
+    p = get_preset(preset)
+    if rows is not None and len(kind) > 1:
+        raise click.BadParameter(
+            "--rows means different things for F and G; give one --kind", param_hint="--rows"
+        )
+    specs = [
+        TableSpec(k, rows if rows is not None else p.rows_for(k), n_parts, seed)
+        for k in kind
+        for n_parts in (partitions or p.partitions)
+    ]
+    with _progress(not quiet and sys.stderr.isatty()) as progress:
+        result = build_tables(data_dir, specs, jobs=jobs, progress=progress)
+    for m in result.manifests:
+        note = " (already built)" if m.name in result.reused_tables else ""
+        click.echo(f"{Path(data_dir) / m.name}: {m.rows:,} rows in {m.partitions} partitions{note}")
+    if result.rows_built:
+        click.echo(
+            f"built {result.built_partitions} partitions ({result.rows_built:,} rows) in "
+            f"{result.seconds:.1f} s, {result.rows_per_second / 1e6:.2f} M rows/s"
+            + (
+                f"; {result.reused_partitions} partitions kept from an earlier build"
+                if result.reused_partitions
+                else ""
+            )
+        )
+
+
+# --------------------------------------------------------------------------- info / export
+
+
+@cli.command()
+@click.argument("table_dir", type=click.Path())
+@click.option("--no-verify", is_flag=True, help="Print the manifest without re-reading the files.")
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
+def info(table_dir, no_verify, as_json) -> None:
+    """Print a table's manifest and verify its files (row counts, key ranges, checksums)."""
+    import dataclasses
+
+    from wisconsin.store import read_manifest, verify_table
+
+    if no_verify:
+        m, problems = read_manifest(table_dir), []
+    else:
+        m, problems = verify_table(table_dir)
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(m), indent=1))
+    else:
+        click.echo(
+            f"{m.name}: kind {m.kind}, {m.rows:,} rows, {m.partitions} partitions, "
+            f"seed {m.seed}, generator {m.generator_version}, created {m.created_utc}"
+        )
+        click.echo(f"storage: {', '.join(f'{k}={v}' for k, v in m.storage.items())}")
+        for p in m.parts:
+            where = f"  on {p.worker}@{p.host}" if p.worker else ""
+            click.echo(
+                f"  {p.file}  unique2 [{p.lo:,}, {p.hi:,})  {p.rows:,} rows  {p.checksum}{where}"
+            )
+    if problems:
+        for line in problems:
+            click.echo(f"problem: {line}", err=True)
+        raise click.ClickException(f"{table_dir}: {len(problems)} problem(s) found")
+    if not no_verify and not as_json:
+        click.echo("verified: every partition matches the manifest")
+
+
+@cli.command()
+@click.argument("table_dir", type=click.Path())
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="Directory for part-NNN.parquet files.",
+)
+def export(table_dir, out_dir) -> None:
+    """Write a table to Parquet, one file per partition, for other engines."""
+    from wisconsin.store import export_parquet
+
+    for path in export_parquet(table_dir, out_dir):
+        click.echo(str(path))
 
 
 def main() -> None:

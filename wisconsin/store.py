@@ -1,0 +1,404 @@
+"""The partitioned store: one DuckDB database file per partition and a manifest written last.
+
+Layout of a table directory (DATA/F4, DATA/G8, ...)::
+
+    part-000.duckdb   partition 0: unique2 in [lo, hi), tables `wisconsin` and `wisconsin_copy`
+    part-000.json     that partition's entry, written once its file is complete (resume marker)
+    ...
+    manifest.json     written last; a directory without it is never used as a table
+
+See docs/storage.md for the contract.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+import generator
+from wisconsin import WisconsinError
+
+MANIFEST_VERSION = 1
+TABLE = "wisconsin"
+COPY_TABLE = "wisconsin_copy"  # the join's "copy of itself": a real second table, same rows
+MANIFEST = "manifest.json"
+KINDS = ("F", "G")
+# Random 52-char strings do not compress; DuckDB's compression analysis only costs load time
+# (measured ~5x slower loads). Uncompressed storage also keeps the scan honest: 200-byte rows.
+STORAGE = {"compression": "uncompressed", "primary_key": "unique2", "sorted_by": "unique2"}
+
+
+class StoreError(WisconsinError):
+    """A table directory that is missing, incomplete, corrupt or of another table."""
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    index: int
+    file: str  # relative to the table directory
+    lo: int  # unique2 range [lo, hi)
+    hi: int
+    rows: int
+    checksum: str  # content_digest of the rows in key order
+    worker: str = ""  # cluster placement: the worker that owns the file ("" = local)
+    host: str = ""
+    path: str = ""  # absolute path on that worker's host
+
+
+@dataclass(frozen=True)
+class Manifest:
+    schema_version: int
+    name: str  # "F4"
+    kind: str  # "F" | "G"
+    rows: int  # n, the table size (?tablesize)
+    partitions: int
+    seed: int
+    generator_version: str
+    table: str
+    copy_table: str
+    storage: dict
+    created_utc: str
+    parts: tuple[PartitionInfo, ...]
+
+    @property
+    def rows_per_partition(self) -> tuple[int, ...]:
+        return tuple(p.rows for p in self.parts)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """What to build: kind F (rows = table size) or G (rows = rows per partition)."""
+
+    kind: str
+    rows: int
+    partitions: int
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}{self.partitions}"
+
+    @property
+    def n(self) -> int:
+        return self.rows if self.kind == "F" else self.rows * self.partitions
+
+
+def validate_spec(spec: TableSpec) -> None:
+    if spec.kind not in KINDS:
+        raise StoreError(f"unknown table kind {spec.kind!r}: use F (speedup) or G (scaleup)")
+    if spec.rows <= 0:
+        raise StoreError(f"rows must be positive, got {spec.rows}")
+    if spec.partitions <= 0:
+        raise StoreError(f"partitions must be positive, got {spec.partitions}")
+    if spec.partitions > spec.n:
+        raise StoreError(f"{spec.name}: more partitions ({spec.partitions}) than rows ({spec.n})")
+    if spec.n > generator.MAX_ROWS:
+        raise StoreError(f"{spec.name}: {spec.n} rows exceeds the generator's {generator.MAX_ROWS}")
+    if not 0 <= spec.seed < 2**63:
+        raise StoreError(f"seed must be in [0, 2**63), got {spec.seed}")
+
+
+# --------------------------------------------------------------------------- checksums
+
+
+class ContentDigest:
+    """Order-sensitive digest of table content, independent of batch boundaries and of how
+    Arrow laid the buffers out: every column is hashed as its canonical bytes."""
+
+    def __init__(self) -> None:
+        self._h = [hashlib.blake2b(digest_size=16) for _ in generator.COLUMNS]
+        self.rows = 0
+
+    def update(self, batch: pa.RecordBatch) -> None:
+        for h, name in zip(self._h, generator.COLUMNS, strict=True):
+            col = batch.column(name)
+            if pa.types.is_integer(col.type):
+                h.update(np.ascontiguousarray(col.to_numpy(zero_copy_only=False), "<i8").data)
+            else:
+                col = col.cast(pa.large_string()) if col.type != pa.large_string() else col
+                offs = np.frombuffer(col.buffers()[1], dtype="<i8")[
+                    col.offset : col.offset + len(col) + 1
+                ]
+                data = col.buffers()[2]
+                h.update(np.diff(offs).astype("<i8").data)
+                h.update(memoryview(data)[offs[0] : offs[-1]])
+        self.rows += batch.num_rows
+
+    def hexdigest(self) -> str:
+        top = hashlib.blake2b(digest_size=16)
+        for h in self._h:
+            top.update(h.digest())
+        return top.hexdigest()
+
+
+def content_digest(batches: Iterable[pa.RecordBatch]) -> str:
+    d = ContentDigest()
+    for b in batches:
+        d.update(b)
+    return d.hexdigest()
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write JSON to a temporary name, fsync, rename: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "w") as fh:
+        json.dump(data, fh, indent=1)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def part_file(index: int) -> str:
+    return f"part-{index:03d}.duckdb"
+
+
+def _ddl(name: str) -> str:
+    ints = ", ".join(f"{c} INTEGER NOT NULL" for c in generator.COLUMNS[:13])
+    strs = ", ".join(f"{c} VARCHAR NOT NULL" for c in generator.COLUMNS[13:])
+    return f"CREATE TABLE {name} ({ints}, {strs}, PRIMARY KEY (unique2))"
+
+
+def build_partition(
+    table_dir: str,
+    n: int,
+    seed: int,
+    part: int,
+    parts: int,
+    memory_limit: str = "2GB",
+    progress: Callable[[int], None] | None = None,
+    batch_rows: int = 65536,
+) -> dict:
+    """Generate one partition into its DuckDB file; return its PartitionInfo as a dict.
+
+    Runs inside a worker process (local pool or a Dask worker); depends only on its
+    arguments, so any partition can be (re)built alone.
+    """
+    import duckdb  # imported here: workers are spawned, and the coordinator may not need it
+
+    lo, hi = generator.partition_range(n, part, parts)
+    tdir = Path(table_dir)
+    final = tdir / part_file(part)
+    tmp = tdir / (part_file(part) + ".tmp")
+    for stale in (tmp, Path(str(tmp) + ".wal")):
+        stale.unlink(missing_ok=True)
+    digest = ContentDigest()
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for b in generator.generate(n, seed, lo, hi, batch_rows=batch_rows):
+            digest.update(b)
+            if progress is not None:
+                progress(b.num_rows)
+            yield b
+
+    con = duckdb.connect(str(tmp), config={"threads": 1, "memory_limit": memory_limit})
+    try:
+        con.execute("PRAGMA force_compression='uncompressed'")
+        con.execute(_ddl(TABLE))
+        con.execute(_ddl(COPY_TABLE))
+        con.register(
+            "generated_rows", pa.RecordBatchReader.from_batches(generator.arrow_schema(), batches())
+        )
+        con.execute(f"INSERT INTO {TABLE} SELECT * FROM generated_rows")
+        con.unregister("generated_rows")
+        con.execute(f"INSERT INTO {COPY_TABLE} SELECT * FROM {TABLE}")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    if digest.rows != hi - lo:
+        raise StoreError(f"partition {part}: generated {digest.rows} rows, expected {hi - lo}")
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, final)
+    info = PartitionInfo(
+        index=part, file=final.name, lo=lo, hi=hi, rows=hi - lo, checksum=digest.hexdigest()
+    )
+    marker = dataclasses.asdict(info) | {
+        "n": n,
+        "seed": seed,
+        "parts": parts,
+        "generator_version": generator.GENERATOR_VERSION,
+    }
+    write_json_atomic(tdir / f"part-{part:03d}.json", marker)
+    return dataclasses.asdict(info)
+
+
+def finished_partition(table_dir: Path, spec: TableSpec, part: int) -> PartitionInfo | None:
+    """The partition's entry if a previous build completed it for this very table."""
+    marker = table_dir / f"part-{part:03d}.json"
+    try:
+        data = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return None
+    same = (
+        data.get("n") == spec.n
+        and data.get("seed") == spec.seed
+        and data.get("parts") == spec.partitions
+        and data.get("generator_version") == generator.GENERATOR_VERSION
+    )
+    if not same or not (table_dir / part_file(part)).is_file():
+        return None
+    fields = {f.name for f in dataclasses.fields(PartitionInfo)}
+    return PartitionInfo(**{k: v for k, v in data.items() if k in fields})
+
+
+def make_manifest(spec: TableSpec, parts: Iterable[PartitionInfo]) -> Manifest:
+    return Manifest(
+        schema_version=MANIFEST_VERSION,
+        name=spec.name,
+        kind=spec.kind,
+        rows=spec.n,
+        partitions=spec.partitions,
+        seed=spec.seed,
+        generator_version=generator.GENERATOR_VERSION,
+        table=TABLE,
+        copy_table=COPY_TABLE,
+        storage=dict(STORAGE),
+        created_utc=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        parts=tuple(sorted(parts, key=lambda p: p.index)),
+    )
+
+
+def write_manifest(table_dir: Path, manifest: Manifest) -> None:
+    write_json_atomic(table_dir / MANIFEST, dataclasses.asdict(manifest))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_manifest(table_dir: str | os.PathLike) -> Manifest:
+    """Load and validate a table's manifest; StoreError if missing, corrupt or unknown."""
+    tdir = Path(table_dir)
+    path = tdir / MANIFEST
+    if not tdir.is_dir():
+        raise StoreError(f"{tdir}: no such table directory")
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise StoreError(
+            f"{tdir}: no manifest.json (the table was never completely built; "
+            "run `wisconsin generate` again to finish it)"
+        ) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise StoreError(f"{path}: corrupt manifest ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema_version") != MANIFEST_VERSION:
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        raise StoreError(f"{path}: unknown manifest schema version {version!r}")
+    try:
+        parts = tuple(PartitionInfo(**p) for p in data["parts"])
+        m = Manifest(**(data | {"parts": parts}))
+    except (KeyError, TypeError) as exc:
+        raise StoreError(f"{path}: corrupt manifest ({exc})") from None
+    if (
+        m.kind not in KINDS
+        or len(m.parts) != m.partitions
+        or [p.index for p in m.parts] != list(range(m.partitions))
+        or sum(p.rows for p in m.parts) != m.rows
+    ):
+        raise StoreError(f"{path}: corrupt manifest (partitions do not add up)")
+    return m
+
+
+def partition_path(table_dir: str | os.PathLike, part: PartitionInfo) -> Path:
+    return Path(part.path) if part.path else Path(table_dir) / part.file
+
+
+def verify_partition(path: str, part: dict, table: str = TABLE) -> list[str]:
+    """Re-read a partition file and compare it with its manifest entry; return problems."""
+    import duckdb
+
+    p = PartitionInfo(**part)
+    if not Path(path).is_file():
+        return [f"partition {p.index}: file {path} is missing"]
+    try:
+        con = duckdb.connect(path, read_only=True, config={"threads": 1})
+    except duckdb.Error as exc:
+        return [f"partition {p.index}: cannot open {path} ({exc})"]
+    try:
+        rows, lo, hi = con.execute(
+            f"SELECT count(*), min(unique2), max(unique2) FROM {table}"
+        ).fetchone()
+        problems = []
+        if rows != p.rows or (rows and (lo != p.lo or hi != p.hi - 1)):
+            problems.append(
+                f"partition {p.index}: holds {rows} rows with keys {lo}..{hi}, "
+                f"manifest says {p.rows} rows with keys {p.lo}..{p.hi - 1}"
+            )
+            return problems
+        reader = con.sql(f"SELECT * FROM {table} ORDER BY unique2").to_arrow_reader(65536)
+        if content_digest(reader) != p.checksum:
+            problems.append(f"partition {p.index}: content checksum differs from the manifest")
+        return problems
+    except duckdb.Error as exc:
+        return [f"partition {p.index}: unreadable ({exc})"]
+    finally:
+        con.close()
+
+
+def verify_table(table_dir: str | os.PathLike) -> tuple[Manifest, list[str]]:
+    """Read the manifest and check every local partition file against it."""
+    m = read_manifest(table_dir)
+    problems: list[str] = []
+    for p in m.parts:
+        if p.worker:
+            problems.append(
+                f"partition {p.index}: lives on worker {p.worker} ({p.host}); not checked here"
+            )
+            continue
+        problems += verify_partition(
+            str(partition_path(table_dir, p)), dataclasses.asdict(p), m.table
+        )
+    return m, problems
+
+
+def export_parquet(table_dir: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:
+    """Write each local partition to out_dir/part-NNN.parquet (key order), atomically."""
+    import duckdb
+
+    m = read_manifest(table_dir)
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create {out}: {exc.strerror or exc}") from None
+    written = []
+    for p in m.parts:
+        src = partition_path(table_dir, p)
+        if p.worker or not src.is_file():
+            raise StoreError(f"partition {p.index} is not on this machine ({src}); export it there")
+        dst = out / f"part-{p.index:03d}.parquet"
+        if dst.exists():
+            raise StoreError(f"{dst} already exists; not overwriting it")
+        tmp = out / f".{dst.name}.tmp-{os.getpid()}"
+        con = duckdb.connect(str(src), read_only=True, config={"threads": 1})
+        try:
+            con.execute(
+                f"COPY (SELECT * FROM {m.table} ORDER BY unique2) TO '{tmp}' "
+                "(FORMAT parquet, COMPRESSION zstd)"
+            )
+        finally:
+            con.close()
+        os.replace(tmp, dst)
+        written.append(dst)
+    return written
