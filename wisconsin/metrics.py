@@ -51,6 +51,7 @@ class Point:
     ceiling: float  # the best ratio this hardware allows (see hardware_ceiling)
     oversubscribed: bool  # P exceeds the usable cores
     efficiency: float  # ratio / ideal for speedup, ideal / ratio for scaleup
+    of_ceiling: float  # the same against the hardware ceiling instead of the ideal
     karp_flatt: float | None  # speedup only, undefined at P = P0
     startup: float | None  # median over reps of the mean partition start delay (s)
     worker_startup: float  # Measurement.startup_s: workers + connections for this P (s)
@@ -209,6 +210,7 @@ def compute_points(
                 ideal = p
                 ceiling = speedup_ceiling(m.partitions, base.partitions, cores)
                 eff = efficiency(ratio.value, p)
+                of_ceiling = ratio.value / ceiling
                 kf = karp_flatt(ratio.value, p)
             else:
                 ratio = bootstrap_ratio(
@@ -217,6 +219,7 @@ def compute_points(
                 ideal = 1.0
                 ceiling = scaleup_ceiling(m.partitions, base.partitions, cores)
                 eff = ideal / ratio.value
+                of_ceiling = ceiling / ratio.value
                 kf = None
             points.append(
                 Point(
@@ -234,6 +237,7 @@ def compute_points(
                     ceiling=ceiling,
                     oversubscribed=m.partitions > cores,
                     efficiency=eff,
+                    of_ceiling=of_ceiling,
                     karp_flatt=kf,
                     startup=startup_delay(m),
                     worker_startup=m.startup_s,
