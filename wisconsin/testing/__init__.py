@@ -1,0 +1,1 @@
+"""Test and benchmark harnesses (multi-host simulation with network namespaces)."""
