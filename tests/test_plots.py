@@ -1,0 +1,57 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+from make_fixture_runs import run_from_times  # noqa: E402
+
+from wisconsin import WisconsinError  # noqa: E402
+from wisconsin.plots import plot_files, plot_run  # noqa: E402
+from wisconsin.runfile import load, save  # noqa: E402
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    # Plot a copy placed in a temp dir: plots land next to the run file by default.
+    d = tmp_path_factory.mktemp("plots")
+    save(load(FIX / "run_a.json"), d / "myrun.json")
+    return d, plot_files([d / "myrun.json"])
+
+
+def test_plots_written_next_to_run_file(written):
+    d, paths = written
+    names = {p.name for p in paths}
+    for q in ("scan", "select", "average", "update", "join"):
+        for kind in ("speedup", "scaleup"):
+            assert f"myrun-{kind}-{q}.png" in names and f"myrun-{kind}-{q}.svg" in names
+    assert "myrun-overview.png" in names and "myrun-overview.svg" in names
+    for p in paths:
+        assert p.parent == d and p.stat().st_size > 1000
+    assert not list(d.glob(".*tmp*"))  # temp names were renamed away
+
+
+def test_png_and_svg_are_real(written):
+    _, paths = written
+    png = next(p for p in paths if p.suffix == ".png")
+    svg = next(p for p in paths if p.suffix == ".svg")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<svg" in svg.read_text()[:2000]
+
+
+def test_single_repetition_and_out_dir(tmp_path):
+    run = run_from_times({("F", 1, "scan"): [2.0], ("F", 2, "scan"): [1.0]}, cores=2)
+    paths = plot_run(run, tmp_path / "out", stem="one")
+    assert {p.name for p in paths} == {
+        "one-speedup-scan.png",
+        "one-speedup-scan.svg",
+        "one-overview.png",
+        "one-overview.svg",
+    }
+
+
+def test_bad_run_file_is_wisconsin_error(tmp_path):
+    with pytest.raises(WisconsinError, match="version 99"):
+        plot_files([FIX / "bad_version.json"], tmp_path)

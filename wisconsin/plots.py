@@ -1,0 +1,175 @@
+"""Speedup and scaleup figures of a run (matplotlib, Agg canvas: no display needed).
+
+Our ratios are relative to P0, the smallest partition count measured (1.00 at P0). The
+Tandem points are Table 2 as published, relative to P = 2 (the report's graphs double the
+speedups; we do not). Files are PNG and SVG, written under a temporary name and renamed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from wisconsin import WisconsinError, tandem
+from wisconsin.metrics import Point, compute_points, machine_cores
+from wisconsin.report import load_runs
+from wisconsin.runfile import QUERIES, Run
+
+FORMATS = ("png", "svg")
+KIND_NAME = {"F": "speedup", "G": "scaleup"}
+TANDEM_STYLE = {"VLX": ("s", "#777777"), "CLX": ("^", "#b08040")}
+# Fixed SVG id salt and no date so re-plotting the same run gives the same SVG.
+_RC = {"svg.hashsalt": "wisconsin", "font.size": 9}
+
+
+def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) -> None:
+    """One panel: our ratios with CIs, ideal, hardware ceiling, Tandem's published ratios."""
+    pts = sorted(pts, key=lambda p: p.P)
+    label = tandem.QUERY_LABELS.get(query, query)
+    xs_all = {p.P for p in pts}
+    for system in tandem.SYSTEMS:
+        pub = tandem.published(system, kind, query)
+        if pub:
+            marker, color = TANDEM_STYLE[system]
+            xs = sorted(pub)
+            xs_all |= set(xs)
+            ax.plot(
+                xs,
+                [pub[x] for x in xs],
+                linestyle=":",
+                marker=marker,
+                color=color,
+                markersize=4,
+                label=f"Tandem {system} 1989 (rel. P=2)",
+            )
+    if pts:
+        P0 = pts[0].P0
+        xs = sorted(xs_all | {P0})
+        ideal = [x / P0 if kind == "F" else 1.0 for x in xs]
+        ax.plot(xs, ideal, color="black", linewidth=0.8, linestyle="--", label="ideal")
+        ax.plot(
+            [p.P for p in pts],
+            [p.ceiling for p in pts],
+            color="#c03030",
+            linewidth=1.2,
+            linestyle="-.",
+            label="hardware ceiling",
+        )
+        ys = [p.ratio.value for p in pts]
+        # Points without an interval (one repetition) get a zero-length bar, not a fake one.
+        lo = [
+            p.ratio.value - (p.ratio.lo if p.ratio.lo is not None else p.ratio.value) for p in pts
+        ]
+        hi = [
+            (p.ratio.hi if p.ratio.hi is not None else p.ratio.value) - p.ratio.value for p in pts
+        ]
+        ax.errorbar(
+            [p.P for p in pts],
+            ys,
+            yerr=[lo, hi],
+            marker="o",
+            color="#1f5fbf",
+            capsize=3,
+            label=f"this run (rel. P0={P0}, 95% CI)",
+        )
+        over = [p for p in pts if p.oversubscribed]
+        if over:
+            ax.scatter(
+                [p.P for p in over],
+                [p.ratio.value for p in over],
+                s=90,
+                facecolors="none",
+                edgecolors="#c03030",
+                linewidths=1.2,
+                zorder=5,
+                label="P > usable cores",
+            )
+    ax.set_xscale("log", base=2)
+    ticks = sorted(xs_all)
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.set_xlabel("partitions")
+    ax.set_ylabel(f"{KIND_NAME[kind]} ratio")
+    ax.set_title(f"{label} {KIND_NAME[kind]}")
+    ax.grid(True, linewidth=0.3)
+    if legend:
+        ax.legend(fontsize=7, loc="upper left")
+
+
+def _subtitle(run: Run) -> str:
+    cfg = run.config
+    where = f"cluster {cfg.cluster}" if cfg.cluster else run.environment.hostname
+    return (
+        f"{cfg.mode}, {where}, {machine_cores(run)} usable cores, DuckDB "
+        f"{run.environment.duckdb}, {cfg.repeat} reps, run {run.started_utc}"
+    )
+
+
+def _save(fig: Figure, out_dir: Path, name: str) -> list[Path]:
+    FigureCanvasAgg(fig)
+    written = []
+    for ext in FORMATS:
+        final = out_dir / f"{name}.{ext}"
+        tmp = out_dir / f".{name}.tmp-{os.getpid()}.{ext}"
+        meta = {"Date": None} if ext == "svg" else {"Software": None}
+        try:
+            fig.savefig(tmp, format=ext, metadata=meta, dpi=110)
+            os.replace(tmp, final)
+        finally:
+            tmp.unlink(missing_ok=True)
+        written.append(final)
+    return written
+
+
+def plot_run(run: Run, out_dir: str | os.PathLike, stem: str = "run") -> list[Path]:
+    """Write per-query speedup/scaleup figures and an overview grid; return the paths."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WisconsinError(f"cannot create plot directory {out}: {exc}") from None
+    points = compute_points(run)
+    if not points:
+        raise WisconsinError("run has no timed measurements to plot")
+    queries = [q for q in QUERIES if any(p.query == q for p in points)]
+    kinds = [k for k in ("F", "G") if any(p.kind == k for p in points)]
+    written: list[Path] = []
+    with matplotlib.rc_context(_RC):
+        for kind in kinds:
+            for q in queries:
+                pts = [p for p in points if p.kind == kind and p.query == q]
+                if not pts:
+                    continue
+                fig = Figure(figsize=(5.5, 4.0))
+                ax = fig.add_subplot()
+                _draw(ax, kind, q, pts, legend=True)
+                fig.suptitle(_subtitle(run), fontsize=7)
+                fig.tight_layout()
+                written += _save(fig, out, f"{stem}-{KIND_NAME[kind]}-{q}")
+        fig = Figure(figsize=(3.2 * len(queries), 3.0 * len(kinds)))
+        axes = fig.subplots(len(kinds), len(queries), squeeze=False)
+        for i, kind in enumerate(kinds):
+            for j, q in enumerate(queries):
+                pts = [p for p in points if p.kind == kind and p.query == q]
+                _draw(axes[i][j], kind, q, pts, legend=(j == 0))
+        fig.suptitle(_subtitle(run), fontsize=9)
+        fig.tight_layout()
+        written += _save(fig, out, f"{stem}-overview")
+    return written
+
+
+def plot_files(
+    paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike | None = None
+) -> list[Path]:
+    """Plot each run file next to itself (or into out_dir), prefixed with the file's stem."""
+    runs = load_runs(paths)
+    written: list[Path] = []
+    for path, run in zip(paths, runs, strict=True):
+        p = Path(path)
+        written += plot_run(run, Path(out_dir) if out_dir is not None else p.parent, p.stem)
+    return written
