@@ -338,7 +338,7 @@ def verify_partition(path: str, part: dict, table: str = TABLE) -> list[str]:
     try:
         rows, lo, hi = con.execute(
             f"SELECT count(*), min(unique2), max(unique2) FROM {table}"
-        ).fetchone()
+        ).fetchall()[0]
         problems = []
         if rows != p.rows or (rows and (lo != p.lo or hi != p.hi - 1)):
             problems.append(
