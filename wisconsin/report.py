@@ -331,6 +331,11 @@ def _render_markdown(doc: list[Section]) -> str:
     return "\n".join(out)
 
 
+def render_document(doc: list[Section], fmt: str) -> str:
+    """Render sections as plain text or markdown (shared with compare)."""
+    return _render_text(doc) if fmt == "text" else _render_markdown(doc)
+
+
 def point_dict(p: Point) -> dict:
     """A point as a flat JSON/CSV-friendly dict (ratio_lo/ratio_hi None without a CI)."""
     d = dataclasses.asdict(p)
@@ -377,9 +382,8 @@ def render_report(runs: list[Run], fmt: str = "text") -> str:
                     writer.writeheader()
                 writer.writerow(row)
         return buf.getvalue()
-    render = _render_text if fmt == "text" else _render_markdown
     sep = "\n" + ("-" * 78 if fmt == "text" else "---") + "\n\n"
-    return sep.join(render(build_document(r)) for r in runs)
+    return sep.join(render_document(build_document(r), fmt) for r in runs)
 
 
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:

@@ -1,0 +1,90 @@
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+from make_fixture_runs import make_run, run_from_times  # noqa: E402
+
+from wisconsin import WisconsinError  # noqa: E402
+from wisconsin.compare import (  # noqa: E402
+    compare_files,
+    compare_runs,
+    permutation_p,
+    render_comparison,
+)
+from wisconsin.runfile import load  # noqa: E402
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def ab():
+    return load(FIX / "run_a.json"), load(FIX / "run_b.json")
+
+
+def test_slower_update_is_significant_rest_mostly_not(ab):
+    c = compare_runs(*ab)
+    assert len(c.rows) == 40 and not c.differences
+    upd = [r for r in c.rows if r.query == "update"]
+    assert all(r.significant and r.time_ratio.value == pytest.approx(1.3, abs=0.03) for r in upd)
+    others = [r for r in c.rows if r.query != "update"]
+    assert sum(r.significant for r in others) <= 4  # chance hits among 32 null rows
+    text = render_comparison(c, "text")
+    assert "not significant" in text and "B slower" in text
+    assert json.loads(render_comparison(c, "json"))["rows"][0]["table"] == "F2"
+    assert "| Query |" in render_comparison(c, "markdown")
+
+
+def test_permutation_p_exact_and_monte_carlo():
+    # 3 vs 3 fully separated: the observed split is one of 2 extremes out of C(6,3) = 20
+    assert permutation_p([1.0, 1.1, 1.2], [2.0, 2.1, 2.2]) == pytest.approx(0.1)
+    assert permutation_p([1.0, 2.0], [1.0, 2.0]) == 1.0
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(1.0, 0.1, 30), rng.normal(1.5, 0.1, 30)  # C(60,30) splits: sampled
+    assert permutation_p(a, b) < 0.001
+    same = rng.normal(1.0, 0.1, 60)
+    assert permutation_p(same[:30], same[30:]) > 0.05
+
+
+def test_too_few_reps_note():
+    t = {("F", 2, "scan"): [1.0, 1.0, 1.0], ("F", 4, "scan"): [0.5, 0.5, 0.5]}
+    run_a = run_from_times(t)
+    run_b = run_from_times({k: [x * 2 for x in v] for k, v in t.items()})
+    c = compare_runs(run_a, run_b)
+    assert not any(r.significant for r in c.rows)  # min p with 3 vs 3 is 0.1
+    assert "too few repetitions" in render_comparison(c)
+
+
+def test_refuses_different_seed_and_sizes():
+    a = make_run(reps=2)
+    with pytest.raises(WisconsinError, match=r"seed differs: 42 in A, 7 in B"):
+        compare_runs(a, make_run(seed=7, reps=2))
+    with pytest.raises(WisconsinError, match=r"table F2 differs: 2,000,000 rows"):
+        compare_runs(a, make_run(f_rows=4_000_000, reps=2))
+    fewer = dataclasses.replace(
+        a,
+        tables=tuple(t for t in a.tables if t.partitions != 16),
+        measurements=tuple(m for m in a.measurements if m.partitions != 16),
+    )
+    with pytest.raises(WisconsinError, match=r"partition counts differ"):
+        compare_runs(a, fewer)
+    with pytest.raises(WisconsinError) as info:
+        compare_runs(a, make_run(seed=7, reps=2))
+    assert "\n" not in str(info.value) and "--force" in str(info.value)
+
+
+def test_force_compares_anyway():
+    c = compare_runs(make_run(reps=2), make_run(seed=7, reps=2), force=True)
+    assert c.differences == ("seed differs: 42 in A, 7 in B",)
+    assert "FORCED" in render_comparison(c) and len(c.rows) == 40
+
+
+def test_compare_files_errors(tmp_path):
+    with pytest.raises(WisconsinError, match="version 99"):
+        compare_files(FIX / "run_a.json", FIX / "bad_version.json")
+    with pytest.raises(WisconsinError, match="unknown compare format"):
+        compare_files(FIX / "run_a.json", FIX / "run_b.json", fmt="csv")
