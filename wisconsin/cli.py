@@ -221,5 +221,58 @@ def export(table_dir, out_dir) -> None:
         click.echo(str(path))
 
 
+# --------------------------------------------------------------------------- report / plot / compare
+
+
+@cli.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "csv", "json"]),
+    default="text",
+    show_default=True,
+)
+def report(runs, fmt) -> None:
+    """Speedup and scaleup tables of run files, beside Tandem's published Table 2."""
+    from wisconsin.report import report_files
+
+    click.echo(report_files(runs, fmt), nl=False)
+
+
+@cli.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where to write the figures (default: next to each run file).",
+)
+def plot(runs, out_dir) -> None:
+    """Speedup and scaleup figures (PNG and SVG) of run files; prints the written paths."""
+    from wisconsin.plots import plot_files
+
+    for path in plot_files(runs, out_dir):
+        click.echo(str(path))
+
+
+@cli.command()
+@click.argument("run_a", type=click.Path(dir_okay=False))
+@click.argument("run_b", type=click.Path(dir_okay=False))
+@click.option("--force", is_flag=True, help="Compare runs of different tables or seeds anyway.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+)
+def compare(run_a, run_b, force, fmt) -> None:
+    """Compare two runs of the same tables: time ratios, speedups, significance."""
+    from wisconsin.compare import compare_files
+
+    click.echo(compare_files(run_a, run_b, force=force, fmt=fmt), nl=False)
+
+
 def main() -> None:
     cli(prog_name="wisconsin")
