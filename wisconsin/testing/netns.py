@@ -44,6 +44,7 @@ from pathlib import Path
 import psutil
 
 __all__ = [
+    "DATA_DIR_ENV",
     "NAME_PREFIX",
     "QUIET_DASK_ENV",
     "Host",
@@ -62,6 +63,8 @@ NAME_PREFIX = "wisc"
 SUBNET_POOL = ipaddress.ip_network("10.77.0.0/16")
 STATE_DIR = Path(os.environ.get("WISCONSIN_NETNS_STATE", "/run/wisconsin-netns"))
 SCHEDULER_PORT = 8786
+# Set in each worker's environment: that host's own data directory.
+DATA_DIR_ENV = "WISCONSIN_DATA_DIR"
 _CMD_TIMEOUT = 30.0
 _NS_RE = re.compile(rf"^{NAME_PREFIX}-([0-9a-f]{{6}})-")
 
@@ -145,6 +148,11 @@ def _run(cmd: Sequence[str], check: bool = True) -> subprocess.CompletedProcess[
     if check and res.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()}")
     return res
+
+
+def _ip(args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run ``ip <args>``; all our names are free of whitespace, so split() is safe."""
+    return _run(["ip", *args.split()], check=check)
 
 
 def check_available() -> None:
@@ -493,7 +501,7 @@ class NetnsCluster:
 
     def stop(self, grace: float = 3.0) -> None:
         """Stop all processes and delete namespaces, links and the state file. Idempotent."""
-        if self._stopped:
+        if self._stopped or not self._started:
             return
         self._stopped = True
         try:
@@ -534,8 +542,8 @@ class NetnsCluster:
     def _add_netns(self, ns: str) -> None:
         # Record before creating, so stop() removes it even if the add half-fails.
         self._namespaces.append(ns)
-        _run(["ip", "netns", "add", ns])
-        _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        _ip(f"netns add {ns}")
+        _ip(f"-n {ns} link set lo up")
 
     def _build_network(self) -> None:
         # The lock spans subnet choice and address assignment, so two instances
@@ -547,51 +555,21 @@ class NetnsCluster:
             self.client_ip = str(addrs[0])
             br = self.bridge_netns
             self._add_netns(br)
-            _run(["ip", "-n", br, "link", "add", "br0", "type", "bridge"])
-            _run(["ip", "-n", br, "link", "set", "br0", "up"])
-            _run(
-                [
-                    "ip",
-                    "link",
-                    "add",
-                    self.root_link,
-                    "type",
-                    "veth",
-                    "peer",
-                    "name",
-                    "client",
-                    "netns",
-                    br,
-                ]
-            )
-            _run(["ip", "-n", br, "link", "set", "client", "master", "br0", "up"])
-            _run(["ip", "addr", "add", f"{self.client_ip}/24", "dev", self.root_link])
-            _run(["ip", "link", "set", self.root_link, "up"])
+            _ip(f"-n {br} link add br0 type bridge")
+            _ip(f"-n {br} link set br0 up")
+            _ip(f"link add {self.root_link} type veth peer name client netns {br}")
+            _ip(f"-n {br} link set client master br0 up")
+            _ip(f"addr add {self.client_ip}/24 dev {self.root_link}")
+            _ip(f"link set {self.root_link} up")
 
         plan = [("sched", addrs[1])] + [(f"host{i}", addrs[9 + i]) for i in range(self.n_workers)]
         for port, (host, ip) in enumerate(plan):
             ns = f"{NAME_PREFIX}-{self.instance_id}-{host}"
             self._add_netns(ns)
-            _run(
-                [
-                    "ip",
-                    "-n",
-                    br,
-                    "link",
-                    "add",
-                    f"p{port}",
-                    "type",
-                    "veth",
-                    "peer",
-                    "name",
-                    "eth0",
-                    "netns",
-                    ns,
-                ]
-            )
-            _run(["ip", "-n", br, "link", "set", f"p{port}", "master", "br0", "up"])
-            _run(["ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", "eth0"])
-            _run(["ip", "-n", ns, "link", "set", "eth0", "up"])
+            _ip(f"-n {br} link add p{port} type veth peer name eth0 netns {ns}")
+            _ip(f"-n {br} link set p{port} master br0 up")
+            _ip(f"-n {ns} addr add {ip}/24 dev eth0")
+            _ip(f"-n {ns} link set eth0 up")
             h = Host(host=host, netns=ns, ip=str(ip), dir=self.base_dir / host)
             for d in (h.dir, h.data_dir, h.dask_dir):
                 d.mkdir(parents=True, exist_ok=True)
@@ -600,7 +578,9 @@ class NetnsCluster:
             else:
                 self.hosts[self.worker_names[len(self.hosts)]] = h
 
-    def _spawn(self, h: Host, args: Sequence[str]) -> subprocess.Popen[bytes]:
+    def _spawn(
+        self, h: Host, args: Sequence[str], env: Mapping[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         # setpriv: die if we die (also on SIGKILL of the test run; the pdeathsig
         # survives the execs below). unshare --uts: own hostname per simulated host.
         # `ip netns exec` execs in place, so the pid is the Python process itself.
@@ -617,7 +597,7 @@ class NetnsCluster:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=self._env,
+                env={**self._env, **(env or {})},
                 cwd=h.dir,
                 # Own session: a terminal Ctrl-C reaches only us; stop() cleans up.
                 start_new_session=True,
@@ -675,7 +655,7 @@ class NetnsCluster:
                 args += ["--resources", f"part{i}=1"]
             args += self.tls.cli_args() if self.tls else []
             args += self.extra_worker_args
-            self._spawn(h, args)
+            self._spawn(h, args, env={DATA_DIR_ENV: str(h.data_dir)})
 
     def _wait_for_workers(self) -> None:
         deadline = time.monotonic() + self.timeout
