@@ -92,10 +92,15 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=16)
 def powers(p: int, g: int, length: int) -> np.ndarray:
-    """g^i mod p for i in 0..length-1 as uint64, built by doubling (log2(length) passes)."""
+    """g^i mod p for i in 0..length-1 as uint64 (cached, read-only)."""
+    return _readonly(_powers(p, g, length))
+
+
+def _powers(p: int, g: int, length: int) -> np.ndarray:
+    # doubling: log2(length) vector passes instead of a length-long scalar loop
     pw = np.empty(length, dtype=np.uint64)
     if length == 0:
-        return _readonly(pw)
+        return pw
     pw[0] = 1 % p
     k = 1
     while k < length:
@@ -103,7 +108,7 @@ def powers(p: int, g: int, length: int) -> np.ndarray:
         np.multiply(pw[:cnt], np.uint64(pow(g, k, p)), out=pw[k : k + cnt])
         np.remainder(pw[k : k + cnt], np.uint64(p), out=pw[k : k + cnt])
         k += cnt
-    return _readonly(pw)
+    return pw
 
 
 def discrete_logs(p: int, g: int, targets: np.ndarray) -> np.ndarray:
@@ -119,11 +124,11 @@ def discrete_logs(p: int, g: int, targets: np.ndarray) -> np.ndarray:
     order_n = p - 1
     bs = min(order_n, max(1, math.isqrt(order_n * t.size) + 1))
     gs = -(-order_n // bs)
-    baby = np.asarray(powers(p, g, bs))
+    baby = _powers(p, g, bs)  # one-off tables: not worth caching
     order = np.argsort(baby, kind="stable")
     sorted_baby = baby[order]
     # giant step factor g^-bs; pow(g, -bs, p) needs Python >= 3.8
-    giant = np.asarray(powers(p, pow(g, -bs, p), gs))
+    giant = _powers(p, pow(g, -bs, p), gs)
     out = np.empty(t.size, dtype=np.int64)
     # chunk the targets so the T x gs matrix stays ~8M entries
     step = max(1, (1 << 23) // gs)
