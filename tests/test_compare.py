@@ -88,3 +88,40 @@ def test_compare_files_errors(tmp_path):
         compare_files(FIX / "run_a.json", FIX / "bad_version.json")
     with pytest.raises(WisconsinError, match="unknown compare format"):
         compare_files(FIX / "run_a.json", FIX / "run_b.json", fmt="csv")
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+
+    from wisconsin.cli import cli
+
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_cli_compare(tmp_path):
+    res = _cli("compare", str(FIX / "run_a.json"), str(FIX / "run_b.json"))
+    assert res.exit_code == 0 and "B slower" in res.output
+    res = _cli("compare", "--format", "json", str(FIX / "run_a.json"), str(FIX / "run_b.json"))
+    assert res.exit_code == 0 and len(json.loads(res.output)["rows"]) == 40
+
+
+def test_cli_compare_refuses_then_force(tmp_path):
+    from wisconsin.runfile import save
+
+    save(make_run(seed=7, reps=2), tmp_path / "seed7.json")
+    args = [str(FIX / "run_a.json"), str(tmp_path / "seed7.json")]
+    res = _cli("compare", *args)
+    assert res.exit_code == 2
+    assert res.output.strip().splitlines() == [
+        "Error: runs are not comparable: seed differs: 42 in A, 7 in B (use --force to "
+        "compare anyway)"
+    ]
+    res = _cli("compare", "--force", *args)
+    assert res.exit_code == 0 and "FORCED: seed differs" in res.output
+
+
+@pytest.mark.parametrize("name", ["bad_version.json", "does-not-exist.json"])
+def test_cli_compare_bad_file_is_one_line_exit_2(name):
+    res = _cli("compare", str(FIX / "run_a.json"), str(FIX / name))
+    assert res.exit_code == 2
+    assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output

@@ -55,3 +55,27 @@ def test_single_repetition_and_out_dir(tmp_path):
 def test_bad_run_file_is_wisconsin_error(tmp_path):
     with pytest.raises(WisconsinError, match="version 99"):
         plot_files([FIX / "bad_version.json"], tmp_path)
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+
+    from wisconsin.cli import cli
+
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_cli_plot_prints_paths(tmp_path):
+    run = run_from_times({("G", 2, "average"): [1.0, 1.1], ("G", 4, "average"): [1.2, 1.1]})
+    save(run, tmp_path / "r.json")
+    res = _cli("plot", str(tmp_path / "r.json"), "--out-dir", str(tmp_path / "figs"))
+    assert res.exit_code == 0, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 4 and all(Path(line).is_file() for line in lines)
+
+
+@pytest.mark.parametrize("name", ["bad_version.json", "does-not-exist.json"])
+def test_cli_plot_bad_file_is_one_line_exit_2(name, tmp_path):
+    res = _cli("plot", str(FIX / name), "--out-dir", str(tmp_path))
+    assert res.exit_code == 2
+    assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output

@@ -94,3 +94,27 @@ def test_errors_are_wisconsin_errors(tmp_path):
         load_runs([tmp_path / "missing.json"])
     with pytest.raises(WisconsinError, match="unknown report format"):
         render_report([], "html")
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+
+    from wisconsin.cli import cli
+
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_cli_report_formats():
+    res = _cli("report", str(FIX / "run_a.json"))
+    assert res.exit_code == 0
+    assert res.output == (GOLDEN / "run_a.txt").read_text()
+    res = _cli("report", "--format", "json", str(FIX / "run_a.json"), str(FIX / "run_shm.json"))
+    assert res.exit_code == 0 and len(json.loads(res.output)["runs"]) == 2
+
+
+@pytest.mark.parametrize("name", ["bad_version.json", "does-not-exist.json"])
+def test_cli_report_bad_file_is_one_line_exit_2(name):
+    res = _cli("report", str(FIX / name))
+    assert res.exit_code == 2
+    assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
+    assert res.output.startswith("Error: ")
