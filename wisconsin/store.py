@@ -112,30 +112,38 @@ def validate_spec(spec: TableSpec) -> None:
 
 class ContentDigest:
     """Order-sensitive digest of table content, independent of batch boundaries and of how
-    Arrow laid the buffers out: every column is hashed as its canonical bytes."""
+    Arrow laid the buffers out: every column is hashed as a stream of canonical bytes
+    (string columns as two streams, lengths and characters)."""
 
     def __init__(self) -> None:
-        self._h = [hashlib.blake2b(digest_size=16) for _ in generator.COLUMNS]
+        self._h = {
+            name: hashlib.blake2b(digest_size=16)
+            for col in generator.COLUMNS
+            for name in (col, col + ".len")
+        }
         self.rows = 0
 
     def update(self, batch: pa.RecordBatch) -> None:
-        for h, name in zip(self._h, generator.COLUMNS, strict=True):
+        for name in generator.COLUMNS:
             col = batch.column(name)
             if pa.types.is_integer(col.type):
-                h.update(np.ascontiguousarray(col.to_numpy(zero_copy_only=False), "<i8").data)
-            else:
-                col = col.cast(pa.large_string()) if col.type != pa.large_string() else col
-                offs = np.frombuffer(col.buffers()[1], dtype="<i8")[
-                    col.offset : col.offset + len(col) + 1
-                ]
-                data = col.buffers()[2]
-                h.update(np.diff(offs).astype("<i8").data)
-                h.update(memoryview(data)[offs[0] : offs[-1]])
+                values = np.ascontiguousarray(col.to_numpy(zero_copy_only=False), "<i8")
+                self._h[name].update(values.data)
+                continue
+            if col.type != pa.large_string():
+                col = col.cast(pa.large_string())
+            if len(col) == 0:
+                continue
+            offs = np.frombuffer(col.buffers()[1], dtype="<i8")[
+                col.offset : col.offset + len(col) + 1
+            ]
+            self._h[name + ".len"].update(np.diff(offs).astype("<i8").data)
+            self._h[name].update(memoryview(col.buffers()[2])[offs[0] : offs[-1]])
         self.rows += batch.num_rows
 
     def hexdigest(self) -> str:
         top = hashlib.blake2b(digest_size=16)
-        for h in self._h:
+        for h in self._h.values():
             top.update(h.digest())
         return top.hexdigest()
 

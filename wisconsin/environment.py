@@ -1,0 +1,75 @@
+"""What a run file records about the machine and the software, to reproduce and judge it."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import subprocess
+from pathlib import Path
+
+import psutil
+
+from wisconsin import __version__
+from wisconsin.runfile import Environment
+
+
+def _version(module: str) -> str:
+    try:
+        return __import__(module).__version__
+    except Exception:
+        return "not installed"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def usable_cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def git_commit() -> str:
+    """The source checkout's commit, with -dirty if it has changes; 'unknown' if installed."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        return "unknown"
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
+        return (head + ("-dirty" if dirty else "")) or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def capture() -> Environment:
+    return Environment(
+        tool_version=__version__,
+        git_commit=git_commit(),
+        python=platform.python_version(),
+        duckdb=_version("duckdb"),
+        pyarrow=_version("pyarrow"),
+        numpy=_version("numpy"),
+        dask=_version("dask"),
+        distributed=_version("distributed"),
+        os=f"{platform.system()} {platform.release()}",
+        hostname=socket.gethostname(),
+        cpu_model=cpu_model(),
+        usable_cores=usable_cores(),
+        memory_bytes=psutil.virtual_memory().total,
+    )

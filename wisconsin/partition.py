@@ -1,0 +1,177 @@
+"""One partition's DuckDB session: what a shared-nothing worker (or one shared-memory
+cursor) does with its partition. Every statement is timed here, next to the engine, and
+its profile gives the rows the table scan(s) really read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from pathlib import Path
+
+import duckdb
+
+from wisconsin import store
+from wisconsin.queries import Statement
+
+TXN_TABLE = "wisconsin_txn"  # commit markers: a row per committed cross-partition txid
+
+
+def _result_ddl(name: str) -> str:
+    cols = ", ".join(
+        f"{c} {'INTEGER' if i < 13 else 'VARCHAR'}" for i, c in enumerate(store.generator.COLUMNS)
+    )
+    return f"CREATE TABLE {name} ({cols})"
+
+
+def reset_peak_rss() -> None:
+    """Make the next peak-RSS reading cover only what follows (Linux; no-op elsewhere)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+
+
+def peak_rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _scan_stats(profile: dict) -> tuple[int, int, list[list[str]]]:
+    """(rows scanned, table scans, projected columns per scan) from a detailed profile."""
+    rows, scans, projections = 0, 0, []
+
+    def walk(node):
+        nonlocal rows, scans
+        if node.get("type") == "TABLE_SCAN":
+            scans += 1
+            rows += int(node.get("rows_scanned") or 0)
+            projections.append(list(node.get("extra_info", {}).get("Projections", [])))
+        for child in node.get("children", []):
+            walk(child)
+
+    for root in profile.get("operator", []):
+        walk(root)
+    return rows, scans, projections
+
+
+class PartitionSession:
+    """A DuckDB connection (or cursor) bound to one partition's tables."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, label: str = ""):
+        self.con = con
+        self.label = label
+        con.execute("PRAGMA enable_profiling='no_output'")
+        con.execute("SET profiling_mode='detailed'")
+        self.txid: str | None = None
+
+    @classmethod
+    def open(cls, path: str, threads: int = 1, memory_limit: str = "1GB") -> PartitionSession:
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"partition file {path} is missing")
+        con = duckdb.connect(path, config={"threads": threads, "memory_limit": memory_limit})
+        con.execute(f"CREATE TABLE IF NOT EXISTS {TXN_TABLE} (txid VARCHAR PRIMARY KEY)")
+        return cls(con, label=path)
+
+    def close(self) -> None:
+        if self.txid is not None:
+            self.abort()
+        self.con.close()
+
+    # ------------------------------------------------------------------ timed statements
+
+    def run(self, stmt: Statement, dispatched: float | None = None) -> dict:
+        """Execute stmt; return its timings, answer rows and scan statistics."""
+        started = time.time()
+        for name, value in stmt.settings:
+            self.con.execute(f"SET {name} = '{value}'")
+        reset_peak_rss()
+        cpu0 = time.process_time()
+        t0 = time.perf_counter()
+        rows = self.con.execute(stmt.sql).fetchall()
+        engine_s = time.perf_counter() - t0
+        cpu_s = time.process_time() - cpu0
+        profile = json.loads(self.con.get_profiling_information())
+        for name, _ in stmt.settings:
+            self.con.execute(f"RESET {name}")
+        scanned, scans, projections = _scan_stats(profile)
+        return {
+            "engine_s": engine_s,
+            "cpu_s": cpu_s,
+            "rows": [tuple(r) for r in rows],
+            "rows_scanned": scanned,
+            "scans": scans,
+            "projections": projections,
+            "peak_rss_bytes": peak_rss_bytes(),
+            "start_delay_s": (started - dispatched) if dispatched else 0.0,
+            "pid": os.getpid(),
+        }
+
+    # ------------------------------------------------------------------ untimed helpers
+
+    def reset_result(self, name: str) -> None:
+        self.con.execute(f"DROP TABLE IF EXISTS {name}")
+        self.con.execute(_result_ddl(name))
+        self.con.execute("CHECKPOINT")
+
+    def query(self, sql: str) -> list[tuple]:
+        return [tuple(r) for r in self.con.execute(sql).fetchall()]
+
+    def digest(self, table: str) -> tuple[int, str]:
+        """(rows, content digest in key order) of a table, for verifying inserted rows."""
+        reader = self.con.sql(f"SELECT * FROM {table} ORDER BY unique2").to_arrow_reader(65536)
+        d = store.ContentDigest()
+        for batch in reader:
+            d.update(batch)
+        return d.rows, d.hexdigest()
+
+    # ------------------------------------------------------------------ two-phase update
+
+    def prepare(self, txid: str, stmt: Statement, dispatched: float | None = None) -> dict:
+        """Phase 1: run the update and write the commit marker, leaving the txn open."""
+        if self.txid is not None:
+            self.abort()
+        self.con.execute("BEGIN TRANSACTION")
+        self.txid = txid
+        try:
+            out = self.run(stmt, dispatched)
+            self.con.execute(f"INSERT INTO {TXN_TABLE} VALUES ('{txid}')")
+        except BaseException:
+            self.abort()
+            raise
+        return out
+
+    def commit(self, txid: str) -> dict:
+        """Phase 2: make this partition's part of txid durable (COMMIT fsyncs the WAL)."""
+        if self.txid != txid:
+            raise RuntimeError(f"{self.label}: no prepared transaction {txid}")
+        t0 = time.perf_counter()
+        cpu0 = time.process_time()
+        self.con.execute("COMMIT")
+        self.txid = None
+        return {"engine_s": time.perf_counter() - t0, "cpu_s": time.process_time() - cpu0}
+
+    def abort(self) -> None:
+        if self.txid is not None:
+            self.txid = None
+            with contextlib.suppress(duckdb.Error):
+                self.con.execute("ROLLBACK")
+
+    def has_committed(self, txid: str) -> bool:
+        return bool(self.query(f"SELECT count(*) FROM {TXN_TABLE} WHERE txid = '{txid}'")[0][0])
+
+    def redo(self, txid: str, stmt: Statement) -> None:
+        """Recovery: apply a committed txid this partition missed, exactly once."""
+        if self.has_committed(txid):
+            return
+        self.prepare(txid, stmt)
+        self.commit(txid)

@@ -1,0 +1,192 @@
+"""Shared-memory engine: one DuckDB process with threads = P over the same partition files.
+
+The partitions are ATTACHed to one instance and read through a UNION ALL view, so each
+read query is one statement that DuckDB parallelises over its P threads. Inserted rows go
+to one result database file. The update runs on P cursors (one per partition file, in
+parallel threads) under the same commit protocol as shared-nothing, because one DuckDB
+transaction can write only one attached file.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import duckdb
+import psutil
+
+from wisconsin import commit, queries
+from wisconsin.engine import EngineConfig, StepResult
+from wisconsin.partition import PartitionSession
+from wisconsin.queries import Statement
+from wisconsin.runfile import HostInfo, Topology
+from wisconsin.store import Manifest, partition_path
+
+WHOLE = -1  # the unit key of a statement over all partitions
+
+
+class SharedMemoryEngine:
+    mode = "shared-memory"
+
+    def __init__(self, config: EngineConfig):
+        self.config = config
+        self.partitions = 0
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.parts: dict[int, PartitionSession] = {}
+        self.whole: PartitionSession | None = None
+        self.table_dir = ""
+        self.result_file: Path | None = None
+
+    def start(self, partitions: int, placement: Mapping[int, str] | None = None) -> float:
+        self.partitions = partitions
+        return 0.0  # no workers to start; connection time is counted in open_table
+
+    def stop(self) -> None:
+        self.close_table()
+
+    def open_table(self, manifest: Manifest, table_dir: str) -> float:
+        t0 = time.perf_counter()
+        self.close_table()
+        self.table_dir = table_dir
+        self.con = duckdb.connect(
+            ":memory:",
+            config={"threads": self.partitions, "memory_limit": self.config.memory_limit},
+        )
+        for p in manifest.parts:
+            self.con.execute(f"ATTACH '{partition_path(table_dir, p)}' AS p{p.index}")
+        self.result_file = Path(table_dir) / "shared-memory-results.duckdb"
+        for stale in (self.result_file, Path(str(self.result_file) + ".wal")):
+            stale.unlink(missing_ok=True)
+        self.con.execute(f"ATTACH '{self.result_file}' AS results")
+        for name in (manifest.table, manifest.copy_table):
+            union = " UNION ALL ".join(f"SELECT * FROM p{p.index}.{name}" for p in manifest.parts)
+            self.con.execute(f"CREATE VIEW all_{name} AS {union}")
+        for p in manifest.parts:
+            cur = self.con.cursor()
+            cur.execute(f"USE p{p.index}")
+            cur.execute("CREATE TABLE IF NOT EXISTS wisconsin_txn (txid VARCHAR PRIMARY KEY)")
+            self.parts[p.index] = PartitionSession(cur, label=f"p{p.index}")
+        self.whole = PartitionSession(self.con.cursor(), label="all")
+        commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.parts)))
+        return time.perf_counter() - t0
+
+    def close_table(self) -> None:
+        for s in self.parts.values():
+            s.close()
+        self.parts = {}
+        if self.whole is not None:
+            self.whole.close()
+            self.whole = None
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+        if self.result_file is not None:
+            for f in (self.result_file, Path(str(self.result_file) + ".wal")):
+                f.unlink(missing_ok=True)
+            self.result_file = None
+
+    # ------------------------------------------------------------------ engine seam
+
+    def statements(self, query: str, manifest: Manifest, scan_variant: str, delta: int = 117):
+        if query == "update":
+            stmt = queries.statement(query, manifest.rows, table=manifest.table, delta=delta)
+            return {p: stmt for p in sorted(self.parts)}
+        stmt = queries.statement(
+            query,
+            manifest.rows,
+            table=f"all_{manifest.table}",
+            copy=f"all_{manifest.copy_table}",
+            result=f"results.{query}_result" if query in ("select", "join") else "",
+            scan_variant=scan_variant,
+        )
+        return {WHOLE: stmt}
+
+    def reset_result(self, name: str) -> None:
+        self.whole.reset_result(f"results.{name}")
+
+    def _parallel(self, fn, parts) -> dict[int, object]:
+        with ThreadPoolExecutor(max_workers=max(1, len(parts))) as pool:
+            futures = {p: pool.submit(fn, p) for p in parts}
+            out, failed = {}, {}
+            for p, f in futures.items():
+                try:
+                    out[p] = f.result(timeout=self.config.timeout_s)
+                except Exception as exc:
+                    failed[p] = exc
+        if failed:
+            detail = "; ".join(f"partition {p}: {e}" for p, e in sorted(failed.items()))
+            raise commit.PartitionFailure(detail, tuple(sorted(failed)))
+        return out
+
+    def _fault(self, p: int, phase: str) -> None:
+        f = self.config.fault
+        if f is not None and f.part == p and f.phase == phase:
+            if f.action == "sleep":
+                time.sleep(f.seconds)
+            else:
+                raise RuntimeError(f"injected failure in {phase}")
+
+    def execute(self, statements: Mapping[int, Statement]) -> StepResult:
+        dispatched = time.time()
+        t0 = time.perf_counter()
+        self._fault(WHOLE, "run")
+        unit = self.whole.run(statements[WHOLE], dispatched)
+        return StepResult(wall_s=time.perf_counter() - t0, units={WHOLE: unit})
+
+    def _transport(self) -> commit.Transport:
+        def prepare_all(txid, statements):
+            dispatched = time.time()
+
+            def one(p):
+                self._fault(p, "prepare")
+                return self.parts[p].prepare(txid, statements[p], dispatched)
+
+            return self._parallel(one, sorted(statements))
+
+        def commit_all(txid):
+            def one(p):
+                self._fault(p, "commit")
+                return self.parts[p].commit(txid)
+
+            return self._parallel(one, sorted(self.parts))
+
+        def abort_all(txid):
+            for s in self.parts.values():
+                if s.txid == txid:
+                    s.abort()
+
+        def redo(part, txid, stmt):
+            self.parts[part].redo(txid, stmt)
+
+        return commit.Transport(prepare_all, commit_all, abort_all, redo)
+
+    def update(self, txid: str, statements: Mapping[int, Statement]) -> StepResult:
+        t0 = time.perf_counter()
+        prepared, committed = commit.run_transaction(
+            commit.DecisionLog(self.table_dir), self._transport(), txid, statements
+        )
+        return StepResult(wall_s=time.perf_counter() - t0, units=prepared, commit=committed)
+
+    def query(self, sql: str) -> dict[int, list[tuple]]:
+        return {p: s.query(sql) for p, s in self.parts.items()}
+
+    def result_digests(self, name: str) -> dict[int, tuple[int, str]]:
+        return {WHOLE: self.whole.digest(f"results.{name}")}
+
+    def topology(self) -> Topology:
+        return Topology(
+            scheduler="",
+            hosts=(
+                HostInfo(
+                    host=socket.gethostname(),
+                    workers=(f"duckdb[threads={self.partitions}] pid {os.getpid()}",),
+                    cores=psutil.cpu_count(logical=True) or 1,
+                    memory_bytes=psutil.virtual_memory().total,
+                ),
+            ),
+            rtt_s=None,
+        )

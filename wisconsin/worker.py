@@ -1,0 +1,144 @@
+"""What runs inside a Dask worker: a plugin owning the worker's DuckDB sessions, and the
+task functions the shared-nothing coordinator pins to it by worker name.
+
+The plugin keeps one long-lived session per partition file, so a transaction opened by
+`prepare` is still open when `commit` arrives as a later task.
+"""
+
+from __future__ import annotations
+
+import time
+
+from distributed import WorkerPlugin, get_worker
+
+from wisconsin import store
+from wisconsin.engine import Fault
+from wisconsin.partition import PartitionSession
+from wisconsin.queries import Statement
+
+PLUGIN = "wisconsin-partitions"
+
+
+class PartitionSessions(WorkerPlugin):
+    name = PLUGIN
+
+    def __init__(self, threads: int = 1, memory_limit: str = "1GB"):
+        self.threads = threads
+        self.memory_limit = memory_limit
+        self.sessions: dict[str, PartitionSession] = {}
+
+    def setup(self, worker) -> None:
+        self.sessions = {}
+
+    def teardown(self, worker) -> None:
+        self.close_all()
+
+    def session(self, path: str) -> PartitionSession:
+        s = self.sessions.get(path)
+        if s is None:
+            s = PartitionSession.open(path, self.threads, self.memory_limit)
+            self.sessions[path] = s
+        return s
+
+    def close(self, path: str) -> None:
+        s = self.sessions.pop(path, None)
+        if s is not None:
+            s.close()
+
+    def close_all(self) -> None:
+        for path in list(self.sessions):
+            self.close(path)
+
+
+def _sessions() -> PartitionSessions:
+    return get_worker().plugins[PLUGIN]
+
+
+def _inject(fault: Fault | None, phase: str) -> None:
+    if fault is None or fault.phase != phase:
+        return
+    if fault.action == "sleep":
+        time.sleep(fault.seconds)
+    else:
+        raise RuntimeError(f"injected failure in {phase}")
+
+
+def worker_info(dask_worker=None) -> dict:
+    """Run with client.run, which passes the worker as dask_worker."""
+    import os
+    import socket
+
+    import psutil
+
+    w = dask_worker
+    return {
+        "name": str(w.name),
+        "host": socket.gethostname(),
+        "address": w.address,
+        "pid": os.getpid(),
+        "cores": psutil.cpu_count(logical=True) or 1,
+        "memory_bytes": psutil.virtual_memory().total,
+    }
+
+
+def task_open(path: str) -> float:
+    t0 = time.perf_counter()
+    sessions = _sessions()
+    sessions.close(path)  # fresh connection: DuckDB is slower right after writing a table
+    sessions.session(path)
+    return time.perf_counter() - t0
+
+
+def task_close(path: str) -> None:
+    _sessions().close(path)
+
+
+def task_run(path: str, stmt: Statement, dispatched: float, fault: Fault | None) -> dict:
+    _inject(fault, "run")
+    return _sessions().session(path).run(stmt, dispatched)
+
+
+def task_reset_result(path: str, name: str) -> None:
+    _sessions().session(path).reset_result(name)
+
+
+def task_query(path: str, sql: str) -> list[tuple]:
+    return _sessions().session(path).query(sql)
+
+
+def task_digest(path: str, name: str) -> tuple[int, str]:
+    return _sessions().session(path).digest(name)
+
+
+def task_prepare(path: str, txid: str, stmt: Statement, dispatched: float, fault) -> dict:
+    _inject(fault, "prepare")
+    return _sessions().session(path).prepare(txid, stmt, dispatched)
+
+
+def task_commit(path: str, txid: str, fault: Fault | None) -> dict:
+    _inject(fault, "commit")
+    return _sessions().session(path).commit(txid)
+
+
+def task_abort(path: str, txid: str) -> None:
+    s = _sessions().sessions.get(path)
+    if s is not None and s.txid == txid:
+        s.abort()
+
+
+def task_redo(path: str, txid: str, stmt: Statement) -> None:
+    _sessions().session(path).redo(txid, stmt)
+
+
+def task_build_partition(table_dir: str, n: int, seed: int, part: int, parts: int, mem: str):
+    """Generate a partition in place on this worker's own disk (cluster generate)."""
+    import os
+    import socket
+
+    os.makedirs(table_dir, exist_ok=True)
+    info = store.build_partition(table_dir, n, seed, part, parts, memory_limit=mem)
+    return info | {
+        "worker": str(get_worker().name),
+        "host": socket.gethostname(),
+        "path": os.path.join(table_dir, info["file"]),
+    }
