@@ -190,7 +190,9 @@ def compute_points(
     cores = machine_cores(run)
     groups: dict[tuple[str, str], list[Measurement]] = {}
     for m in run.measurements:
-        if m.times:  # a measurement without timed repetitions has no time to report
+        # Without timed repetitions there is no time to report; kinds other than F and G
+        # have no defined ratio.
+        if m.times and m.kind in ("F", "G"):
             groups.setdefault((m.kind, m.query), []).append(m)
 
     def order(key: tuple[str, str]) -> tuple[str, int, str]:

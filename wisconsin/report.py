@@ -160,9 +160,13 @@ def _ratio_section(kind: str, points: list[Point]) -> Section | None:
                 rows.append(
                     [f"  Tandem {system}", *[fnum(pub[c]) if c in pub else "-" for c in cols]]
                 )
-    by_p = {p.P: p for p in pts}
-    rows.append(["Ideal", *[fnum(by_p[c].ideal) if c in by_p else "-" for c in cols]])
-    rows.append(["Hardware ceiling", *[fnum(by_p[c].ceiling) if c in by_p else "-" for c in cols]])
+    # Ideal and ceiling depend on P0 only; with a per-query P0 they are in the csv/json.
+    if len({p.P0 for p in pts}) == 1:
+        by_p = {p.P: p for p in pts}
+        rows.append(["Ideal", *[fnum(by_p[c].ideal) if c in by_p else "-" for c in cols]])
+        rows.append(
+            ["Hardware ceiling", *[fnum(by_p[c].ceiling) if c in by_p else "-" for c in cols]]
+        )
     p0s = _plist(p.P0 for p in pts)
     notes = [
         f"Ours: P0 = {p0s} (the smallest partition count measured), 95% bootstrap CI in "
@@ -170,6 +174,11 @@ def _ratio_section(kind: str, points: list[Point]) -> Section | None:
         f"{MARK_WIDE} CI wider than 10% of the ratio; {MARK_OVER} P exceeds the usable cores "
         f"(oversubscribed); {MARK_UNVERIFIED} an answer failed verification.",
     ]
+    if any(p.P0 != 2 for p in pts):
+        notes.append(
+            "Our base differs from Tandem's (P = 2): compare shapes, or divide our ratio at P "
+            "by ours at P = 2."
+        )
     return Section(KIND_TITLE[kind], [Table(header, rows), *notes])
 
 
