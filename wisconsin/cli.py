@@ -224,6 +224,119 @@ def export(table_dir, out_dir) -> None:
 # --------------------------------------------------------------------------- report / plot / compare
 
 
+# --------------------------------------------------------------------------- run
+
+
+@cli.command("run")
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(file_okay=False),
+    default="wisconsin-data",
+    show_default=True,
+    help="Directory the tables were generated into.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["shared-nothing", "shared-memory"]),
+    default="shared-nothing",
+    show_default=True,
+    help="One worker process per partition, or one DuckDB with P threads.",
+)
+@click.option(
+    "--tables",
+    "kinds",
+    default="F,G",
+    show_default=True,
+    callback=_kinds,
+    help="F (speedup), G (scaleup) or F,G.",
+)
+@click.option("--partitions", callback=_int_list, default="2,4,8,16", show_default=True)
+@click.option(
+    "--queries", "query_list", default="scan,select,average,update,join", show_default=True
+)
+@click.option(
+    "--scan-variant",
+    type=click.Choice(["full-row", "predicate-column", "as-written"]),
+    default="full-row",
+    show_default=True,
+    help="How the table scan is kept from being answered without scanning.",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Timed repetitions per (table, query).",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Untimed warm-up repetitions (recorded, tagged cold).",
+)
+@click.option(
+    "--out", default="runs", show_default=True, help="Directory for the run file, or a .json path."
+)
+@click.option("--memory-limit", default=None, help="DuckDB memory_limit per instance.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=3600,
+    show_default=True,
+    help="Seconds any worker may take to answer.",
+)
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def run_command(
+    data_dir,
+    mode,
+    kinds,
+    partitions,
+    query_list,
+    scan_variant,
+    repeat,
+    warmup,
+    out,
+    memory_limit,
+    timeout,
+    quiet,
+) -> None:
+    """Time the five queries on F and G tables at each partition count; save a run file."""
+    from wisconsin.engine import EngineConfig
+    from wisconsin.queries import parse_queries
+    from wisconsin.runner import RunOptions, default_memory_limit, run
+
+    opts = RunOptions(
+        data_dir=data_dir,
+        mode=mode,
+        kinds=kinds,
+        partitions=partitions,
+        queries=parse_queries(query_list),
+        scan_variant=scan_variant,
+        repeat=repeat,
+        warmup=warmup,
+        out=out,
+        engine=EngineConfig(
+            memory_limit=memory_limit or default_memory_limit(mode, partitions), timeout_s=timeout
+        ),
+    )
+    with _progress(not quiet and sys.stderr.isatty()) as progress:
+        result, path = run(opts, progress=progress)
+    _print_run_summary(result)
+    click.echo(f"run file: {path}")
+
+
+def _print_run_summary(result) -> None:
+    by_table: dict[str, list[str]] = {}
+    for m in result.measurements:
+        times = sorted(m.times)
+        by_table.setdefault(m.table, []).append(f"{m.query} {times[len(times) // 2] * 1e3:.1f}")
+    click.echo(f"{result.config.mode}: median ms per query (all answers verified)")
+    for table, cells in by_table.items():
+        click.echo(f"  {table:>4}  " + "  ".join(cells))
+
+
 @cli.command()
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(

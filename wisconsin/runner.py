@@ -52,6 +52,15 @@ class RunOptions:
 MODES = ("shared-nothing", "shared-memory")
 
 
+def default_memory_limit(mode: str, partitions) -> str:
+    """DuckDB defaults to 80% of RAM per instance; P instances must share the machine."""
+    import psutil
+
+    total = psutil.virtual_memory().total
+    share = 0.6 / (max(partitions) if mode == "shared-nothing" else 1)
+    return f"{max(256, int(total * share) // 2**20)}MB"
+
+
 def make_engine(mode: str, config: EngineConfig) -> Engine:
     if mode == "shared-nothing":
         from wisconsin.shared_nothing import SharedNothingEngine
