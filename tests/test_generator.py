@@ -96,6 +96,19 @@ def test_discrete_logs():
     assert np.array_equal(discrete_logs(p, g, t), j)
 
 
+@pytest.mark.parametrize("n,seed", [(1, 0), (2, 5), (3, 1), (1000, 7), (1008, 2**63), (1009, 3)])
+def test_unique1_is_the_filtered_prime_walk(n, seed):
+    """Row k's unique1 is the k-th value x_j - 1 < n of x_j = x0 * g^j mod p (naive walk)."""
+    perm = permutation(n, seed)
+    x, walk = perm.x0, []
+    for _ in range(perm.p - 1):
+        if x - 1 < n:
+            walk.append(x - 1)
+        x = x * perm.g % perm.p
+    assert col(table(n, seed, batch_rows=97), "unique1").tolist() == walk
+    assert perm.skipped.size == perm.p - 1 - n
+
+
 def test_max_rows_keeps_products_in_uint64():
     p = next_prime(MAX_ROWS)
     assert p < 2**31 and (p - 1) ** 2 < 2**62
