@@ -118,3 +118,18 @@ def test_cli_report_bad_file_is_one_line_exit_2(name):
     assert res.exit_code == 2
     assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
     assert res.output.startswith("Error: ")
+
+
+def test_base_note_and_unverified_marker():
+    import dataclasses
+
+    run = run_from_times({("F", 1, "scan"): [2.0, 2.1], ("F", 2, "scan"): [1.0, 1.1]}, cores=8)
+    m = run.measurements[1]
+    bad = dataclasses.replace(
+        m, repetitions=(dataclasses.replace(m.repetitions[0], verified=False), m.repetitions[1])
+    )
+    run = dataclasses.replace(run, measurements=(run.measurements[0], bad))
+    text = render_report([run], "text")
+    assert "Our base differs from Tandem's (P = 2)" in text
+    row = next(ln for ln in text.splitlines() if ln.startswith("Table Scan"))
+    assert row.split()[-1].startswith("[") and row.endswith("?")  # 1.95 [..]~? at P=2
