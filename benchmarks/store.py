@@ -1,0 +1,262 @@
+"""Generate + store of one partition vs the raw DuckDB write of the same Arrow data.
+
+Usage: python benchmarks/store.py [--rows 1000000] [--repeat 3] [--cores 1] [--no-variants]
+
+Both sides run in this process, interleaved, each into a fresh file in a fresh temp dir,
+with the same DuckDB settings as wisconsin.store.build_partition (threads=1,
+memory_limit, PRAGMA force_compression='uncompressed', both tables with the same DDL,
+PRIMARY KEY unique2, copy table via INSERT..SELECT, CHECKPOINT, close, fsync):
+
+  generate+store  store.build_partition(dir, n, seed, 0, 1): generate the rows (setup
+                  included), content digest, DuckDB write of both tables, fsync, rename,
+                  JSON marker.
+  raw writer      the same rows already generated into memory (an Arrow table, not
+                  timed), read through a RecordBatchReader as build_partition does; then
+                  connect, the same DDL and INSERTs, CHECKPOINT, close, fsync. No digest,
+                  no rename, no marker.
+  overlapped      generate+store with generation + digest in a producer thread feeding
+                  a bounded queue that DuckDB reads from (the candidate for build_partition).
+
+Storage variants (raw writer, same data, ratios to the baseline raw writer): default
+compression, no PRIMARY KEY, no copy table, copy table written from Arrow again, the
+Arrow table registered directly instead of through a reader.
+Goal: generate+store >= 0.8x the raw writer's rows/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+# run as a script, this file's directory is sys.path[0]; keep it from shadowing packages
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+
+import duckdb  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+import generator  # noqa: E402
+from generator.permutation import permutation  # noqa: E402
+from wisconsin import store  # noqa: E402
+
+GOAL = 0.8
+MEMORY_LIMIT = "2GB"  # build_partition's default
+
+
+def ddl(name: str, primary_key: bool) -> str:
+    sql = store._ddl(name)
+    return sql if primary_key else sql.replace(", PRIMARY KEY (unique2)", "")
+
+
+def raw_write(
+    path: Path,
+    data: pa.Table,
+    *,
+    compression: str = "uncompressed",
+    primary_key: bool = True,
+    copy: str = "insert-select",  # "insert-select" | "arrow" | "none"
+    source: str = "reader",  # "reader" (as build_partition) | "table"
+) -> float:
+    """Seconds to write data into a fresh DuckDB file the way build_partition does."""
+    t0 = time.perf_counter()
+    con = duckdb.connect(str(path), config={"threads": 1, "memory_limit": MEMORY_LIMIT})
+    try:
+        if compression != "default":
+            con.execute(f"PRAGMA force_compression='{compression}'")
+        con.execute(ddl(store.TABLE, primary_key))
+        if copy != "none":
+            con.execute(ddl(store.COPY_TABLE, primary_key))
+        for target in (store.TABLE, store.COPY_TABLE):
+            if target == store.COPY_TABLE and copy != "arrow":
+                continue
+            rows = data if source == "table" else data.to_reader()
+            con.register("generated_rows", rows)
+            con.execute(f"INSERT INTO {target} SELECT * FROM generated_rows")
+            con.unregister("generated_rows")
+        if copy == "insert-select":
+            con.execute(f"INSERT INTO {store.COPY_TABLE} SELECT * FROM {store.TABLE}")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
+    return time.perf_counter() - t0
+
+
+def gen_store(tdir: Path, n: int, seed: int) -> float:
+    permutation.cache_clear()  # per-(n, seed) setup counts, as in a fresh build worker
+    t0 = time.perf_counter()
+    store.build_partition(str(tdir), n, seed, 0, 1, memory_limit=MEMORY_LIMIT)
+    return time.perf_counter() - t0
+
+
+def overlapped_store(tdir: Path, n: int, seed: int, depth: int = 4) -> float:
+    """build_partition's steps with generation + digest in a producer thread."""
+    permutation.cache_clear()
+    t0 = time.perf_counter()
+    digest = store.ContentDigest()
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for b in generator.generate(n, seed, 0, n):
+                digest.update(b)
+                while not stop.is_set():
+                    try:
+                        q.put(b, timeout=0.1)
+                        break
+                    except queue.Full:
+                        pass
+                if stop.is_set():
+                    return
+            q.put(done)
+        except BaseException as exc:  # handed to the consumer
+            q.put(exc)
+
+    def consume():
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    path = tdir / "overlapped.duckdb"
+    producer = threading.Thread(target=produce, daemon=True)
+    producer.start()
+    con = duckdb.connect(str(path), config={"threads": 1, "memory_limit": MEMORY_LIMIT})
+    try:
+        con.execute("PRAGMA force_compression='uncompressed'")
+        con.execute(store._ddl(store.TABLE))
+        con.execute(store._ddl(store.COPY_TABLE))
+        con.register(
+            "generated_rows",
+            pa.RecordBatchReader.from_batches(generator.arrow_schema(), consume()),
+        )
+        con.execute(f"INSERT INTO {store.TABLE} SELECT * FROM generated_rows")
+        con.unregister("generated_rows")
+        con.execute(f"INSERT INTO {store.COPY_TABLE} SELECT * FROM {store.TABLE}")
+        con.execute("CHECKPOINT")
+    finally:
+        stop.set()
+        con.close()
+        producer.join()
+    assert digest.rows == n
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
+    return time.perf_counter() - t0
+
+
+def gen_only(n: int, seed: int) -> float:
+    permutation.cache_clear()
+    t0 = time.perf_counter()
+    d = store.ContentDigest()
+    for b in generator.generate(n, seed, 0, n):
+        d.update(b)
+    return time.perf_counter() - t0
+
+
+def fresh(root: Path, fn, *args, **kw) -> float:
+    d = Path(tempfile.mkdtemp(dir=root))
+    try:
+        return fn(d, *args, **kw)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def summary(times: list[float]) -> tuple[float, float, float]:
+    return statistics.median(times), min(times), max(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--cores", type=int, default=1, help="pin to this many cores (a build worker has ~1)"
+    )
+    ap.add_argument("--no-variants", action="store_true", help="skip the storage variants")
+    ap.add_argument("--dir", default=None, help="temp dir parent (default: system temp)")
+    args = ap.parse_args()
+    n = args.rows
+
+    if hasattr(os, "sched_setaffinity"):
+        cores = sorted(os.sched_getaffinity(0))[: max(1, args.cores)]
+        os.sched_setaffinity(0, set(cores))
+    root = Path(tempfile.mkdtemp(prefix="wisc-store-bench-", dir=args.dir))
+    try:
+        # Warm-up (imports, caches, first file creation), untimed.
+        small = min(n, 50_000)
+        fresh(root, gen_store, small, args.seed)
+        data = pa.Table.from_batches(list(generator.generate(n, args.seed, 0, n)))
+        fresh(root, lambda d: raw_write(d / "w.duckdb", data.slice(0, small)))
+
+        sides = {
+            "generate only (+digest)": lambda: gen_only(n, args.seed),
+            "raw writer": lambda: fresh(root, lambda d: raw_write(d / "raw.duckdb", data)),
+            "generate+store": lambda: fresh(root, gen_store, n, args.seed),
+            "overlapped generate+store": lambda: fresh(root, overlapped_store, n, args.seed),
+        }
+        variants = {
+            "default compression": {"compression": "default"},
+            "no PRIMARY KEY": {"primary_key": False},
+            "no copy table": {"copy": "none"},
+            "copy from Arrow": {"copy": "arrow"},
+            "Arrow table, not a reader": {"source": "table"},
+        }
+        if not args.no_variants:
+            for name, kw in variants.items():
+                sides[f"raw: {name}"] = lambda kw=kw: fresh(
+                    root, lambda d: raw_write(d / "v.duckdb", data, **kw)
+                )
+        times: dict[str, list[float]] = {k: [] for k in sides}
+        for _ in range(args.repeat):  # interleaved: one of each per round
+            for name, fn in sides.items():
+                times[name].append(fn())
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+    print(
+        f"store benchmark: {n:,} rows, {args.repeat} runs each (interleaved), "
+        f"{len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'} core(s), "
+        f"duckdb {duckdb.__version__}, pyarrow {pa.__version__}, generator "
+        f"v{generator.GENERATOR_VERSION}"
+    )
+    print(f"  Arrow data {data.nbytes / 1e6:.0f} MB ({data.nbytes / n:.0f} B/row)")
+    raw_med = summary(times["raw writer"])[0]
+    print(f"  {'side':34s} {'median s':>9s} {'min-max s':>15s} {'M rows/s':>9s} {'vs raw':>7s}")
+    for name, ts in times.items():
+        med, lo, hi = summary(ts)
+        print(
+            f"  {name:34s} {med:9.3f} {lo:7.3f}-{hi:<7.3f} {n / med / 1e6:9.2f} "
+            f"{raw_med / med:6.2f}x"
+        )
+    gs = summary(times["generate+store"])[0]
+    ov = summary(times["overlapped generate+store"])[0]
+    ratio = raw_med / gs
+    print(
+        f"  goal: generate+store >= {GOAL}x raw writer rows/s: {ratio:.2f}x -> "
+        f"{'met' if ratio >= GOAL else 'NOT met'}"
+    )
+    print(f"  overlapped vs generate+store: {gs / ov:.2f}x rows/s")
+    if not args.no_variants:
+        print("  storage variants, time ratio to the raw writer's baseline (>1 = slower):")
+        for name in variants:
+            med = summary(times[f"raw: {name}"])[0]
+            print(f"    {name:30s} {med / raw_med:5.2f}x  ({med:.3f} s vs {raw_med:.3f} s)")
+
+
+if __name__ == "__main__":
+    main()
