@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -55,6 +56,11 @@ def _probe_task():
     return probe
 
 
+def _address_of(client, name: str) -> str | None:
+    workers = client.scheduler_info()["workers"]
+    return next((a for a, w in workers.items() if w["name"] == name), None)
+
+
 def _assert_no_leftovers(instance_id: str) -> None:
     left = netns.leftovers(instance_id)
     assert left == {"netns": [], "links": []}, left
@@ -100,12 +106,29 @@ def test_two_hosts_pinned_tasks_and_dead_worker(netns_cluster_factory):
         fut = client.submit(probe, sched_ip, resources={"part1": 1}, pure=False)
         assert fut.result(timeout=GATHER_TIMEOUT)["ip"] == cluster.hosts["part1"].ip
 
+        # A crashed worker process is restarted by its nanny under a new address:
+        # pinning by name follows it, pinning by the old address waits forever.
+        old_addr = _address_of(client, "part0")
+        old_pid = cluster.crash_worker_process("part0")
+        deadline = time.monotonic() + GATHER_TIMEOUT
+        while _address_of(client, "part0") in (None, old_addr):
+            assert time.monotonic() < deadline, "nanny did not restart part0"
+            time.sleep(0.1)
+        fut = client.submit(
+            probe, sched_ip, workers=["part0"], allow_other_workers=False, pure=False
+        )
+        assert fut.result(timeout=GATHER_TIMEOUT)["pid"] not in (old_pid, got["part0"]["pid"])
+        stuck = client.submit(
+            probe, sched_ip, workers=[old_addr], allow_other_workers=False, pure=False
+        )
+        with pytest.raises(TimeoutError):
+            stuck.result(timeout=2)
+        stuck.cancel()
+
         # A task running on part1 when its machine dies, and one submitted afterwards,
         # must neither run elsewhere nor hang the caller: both time out.
         running = client.submit(time.sleep, 60, workers=["part1"], allow_other_workers=False)
-        addr1 = next(
-            a for a, w in client.scheduler_info()["workers"].items() if w["name"] == "part1"
-        )
+        addr1 = _address_of(client, "part1")
         deadline = time.monotonic() + GATHER_TIMEOUT
         while not client.processing(workers=[addr1])[addr1]:
             assert time.monotonic() < deadline, "sleep task never started"
@@ -137,6 +160,8 @@ def test_two_hosts_pinned_tasks_and_dead_worker(netns_cluster_factory):
 
 
 @pytest.mark.cluster
+# A refused async Client still runs close() from __del__ after its loop is gone.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_tls_refuses_clients_without_certificates(netns_cluster_factory, tmp_path):
     from distributed import Client
     from distributed.security import Security
@@ -148,7 +173,14 @@ def test_tls_refuses_clients_without_certificates(netns_cluster_factory, tmp_pat
     assert address.startswith("tls://")
 
     def connect(addr, security):
-        return Client(addr, security=security, timeout=3, set_as_default=False)
+        # Asynchronous clients in a private event loop: a failed synchronous Client
+        # is closed later from __del__ and can race the shared loop thread of the
+        # next Client (AssertionError in LoopRunner, distributed 2026.8.0).
+        async def attempt():
+            async with Client(addr, security=security, timeout=3, asynchronous=True):
+                pass
+
+        asyncio.run(attempt())
 
     # No certificates at all: the client cannot even speak TLS...
     with pytest.raises(TypeError, match="ssl_context"):

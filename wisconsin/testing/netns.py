@@ -24,6 +24,7 @@ namespaces and the veth created here.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import ipaddress
@@ -479,6 +480,22 @@ class NetnsCluster:
                 raise TimeoutError(f"processes of {name} survived SIGKILL for {timeout}s")
             time.sleep(0.05)
 
+    def crash_worker_process(self, name: str) -> int:
+        """SIGKILL only the worker process of ``name`` and return its pid.
+
+        Its nanny survives and starts a new worker process: same name, new address
+        (tasks pinned by address then wait forever; by name they follow).
+        """
+        nanny = psutil.Process(self._procs[self.hosts[name].host].pid)
+        # distributed starts the worker with multiprocessing's "spawn" method.
+        workers = [c for c in nanny.children() if "spawn_main" in " ".join(c.cmdline())]
+        if len(workers) != 1:
+            raise RuntimeError(
+                f"expected one worker process under the nanny of {name}, got {workers}"
+            )
+        workers[0].kill()
+        return workers[0].pid
+
     def log_path(self, host: str) -> Path:
         """Combined stdout/stderr of the dask process on ``host`` ("sched", "host0", ...)."""
         return self.base_dir / host / f"{host}.log"
@@ -488,6 +505,9 @@ class NetnsCluster:
         if self._started:
             raise RuntimeError("NetnsCluster already started")
         self._started = True
+        # For callers that forget stop(); SIGKILL/SIGTERM of the owner skip this, and
+        # are covered by the parent-death signal plus cleanup_stale().
+        atexit.register(self.stop)
         try:
             check_available()
             self._build_network()
@@ -504,6 +524,7 @@ class NetnsCluster:
         if self._stopped or not self._started:
             return
         self._stopped = True
+        atexit.unregister(self.stop)
         try:
             _destroy_netns(list(reversed(self._namespaces)), grace)
             for proc in self._procs.values():
@@ -625,7 +646,9 @@ class NetnsCluster:
             "--port",
             str(SCHEDULER_PORT),
         ]
-        args += ["--no-dashboard"]
+        # --no-dashboard drops the Bokeh pages, but the HTTP server (health, metrics)
+        # still listens on 0.0.0.0:8787 unless given an address; keep it on this host's IP.
+        args += ["--no-dashboard", "--dashboard-address", f"{h.ip}:8787"]
         args += self.tls.cli_args() if self.tls else []
         self._spawn(h, args)
         self.scheduler_address = f"{proto}://{h.ip}:{SCHEDULER_PORT}"
@@ -648,7 +671,8 @@ class NetnsCluster:
             args = ["-m", "distributed.cli.dask_worker", self.scheduler_address]
             args += ["--name", name, "--nthreads", "1", "--nworkers", "1"]
             args += ["--host", h.ip, "--local-directory", str(h.dask_dir)]
-            args += ["--memory-limit", self.memory_limit, "--no-dashboard"]
+            args += ["--memory-limit", self.memory_limit]
+            args += ["--no-dashboard", "--dashboard-address", f"{h.ip}:0"]
             # A dead scheduler should take the workers down instead of leaving them retrying.
             args += ["--death-timeout", str(int(self.timeout))]
             if self.resources:
