@@ -387,6 +387,12 @@ class NetnsCluster:
     Attributes after start: ``scheduler_address``, ``worker_names``, ``scheduler_host``,
     ``hosts`` (worker name -> :class:`Host`), ``data_dirs`` (worker name -> Path),
     ``client_ip`` (root-namespace address), ``subnet``, ``instance_id``.
+    Methods: ``client()``, ``security()``, ``kill_worker()``, ``crash_worker_process()``,
+    ``worker_pids()``, ``log_path()``, ``start()``, ``stop()``.
+
+    The dask processes carry a parent-death signal bound to the *thread* that called
+    ``start()``: start clusters from a thread that outlives them (e.g. the main one).
+    Worker processes see their host's data directory in ``$WISCONSIN_DATA_DIR``.
     """
 
     def __init__(
