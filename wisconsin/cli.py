@@ -224,6 +224,72 @@ def export(table_dir, out_dir) -> None:
 # --------------------------------------------------------------------------- report / plot / compare
 
 
+# --------------------------------------------------------------------------- bench
+
+
+@cli.command()
+@click.option(
+    "--preset",
+    default="laptop",
+    show_default=True,
+    help="Table sizes: tiny, laptop, clx or vlx (the spec's Table 1).",
+)
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(file_okay=False),
+    default="wisconsin-data",
+    show_default=True,
+    help="Where tables are generated (and reused from).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["shared-nothing", "shared-memory"]),
+    default="shared-nothing",
+    show_default=True,
+)
+@click.option(
+    "--partitions",
+    callback=_int_list,
+    default=None,
+    help="Partition counts (default: the preset's).",
+)
+@click.option("--seed", type=int, default=1989, show_default=True)
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option(
+    "--out", default="runs", show_default=True, help="Directory for run file, report, figures."
+)
+@click.option("--quiet", is_flag=True, help="No progress bar, no report on the terminal.")
+def bench(preset, data_dir, mode, partitions, seed, repeat, out, quiet) -> None:
+    """The main job: generate, run F and G at every partition count, report and plot."""
+    from wisconsin.bench import bench as run_bench
+    from wisconsin.engine import EngineConfig
+    from wisconsin.presets import get_preset
+    from wisconsin.runner import RunOptions, default_memory_limit
+
+    parts = partitions or get_preset(preset).partitions
+    opts = RunOptions(
+        data_dir=data_dir,
+        mode=mode,
+        partitions=parts,
+        repeat=repeat,
+        out=out,
+        engine=EngineConfig(memory_limit=default_memory_limit(mode, parts)),
+    )
+    with _progress(not quiet and sys.stderr.isatty()) as progress:
+        result = run_bench(preset, data_dir, seed, opts, progress=progress)
+    if not quiet:
+        click.echo(result.report_text)
+    reused = f" (reused {', '.join(result.tables_reused)})" if result.tables_reused else ""
+    click.echo(f"tables:   {data_dir}{reused}")
+    click.echo(f"run file: {result.run_path}")
+    click.echo(f"report:   {result.report_path}")
+    click.echo(
+        f"figures:  {len(result.figures)} files in {result.run_path.parent}, e.g. "
+        f"{next((f for f in result.figures if 'overview' in f.name and f.suffix == '.png'), result.figures[0])}"
+    )
+
+
 # --------------------------------------------------------------------------- run
 
 

@@ -66,7 +66,7 @@ class Measurement:
     warmup: Repetition
     repetitions: tuple[Repetition, ...]
     expected_rows: int  # the independently computed answer the runner verified against
-    startup_s: float = 0.0  # worker start-up + connection time for this partition count
+    startup_s: float = 0.0  # opening fresh connections to the P partitions (workers running)
 
     @property
     def times(self) -> tuple[float, ...]:

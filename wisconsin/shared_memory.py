@@ -52,6 +52,7 @@ class SharedMemoryEngine:
         t0 = time.perf_counter()
         self.close_table()
         self.table_dir = table_dir
+        self.partitions = manifest.partitions  # one engine with P threads
         self.con = duckdb.connect(
             ":memory:",
             config={"threads": self.partitions, "memory_limit": self.config.memory_limit},

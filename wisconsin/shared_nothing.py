@@ -94,7 +94,12 @@ class SharedNothingEngine:
             }
             scheduler = {
                 "cls": Scheduler,
-                "options": {"dashboard_address": None, "host": "127.0.0.1", "port": 0},
+                "options": {
+                    "dashboard": False,
+                    "dashboard_address": None,
+                    "host": "127.0.0.1",
+                    "port": 0,
+                },
             }
             self.cluster = SpecCluster(
                 scheduler=scheduler, workers=workers, silence_logs=logging.ERROR
@@ -124,20 +129,28 @@ class SharedNothingEngine:
             time.sleep(0.1)
 
     def stop(self) -> None:
-        if self.client is not None:
-            self.client.close()
-            self.client = None
-        if self.cluster is not None:
-            self.cluster.close()
-            self.cluster = None
+        # A deliberate shutdown: the in-process nannies log cancelled RPCs as errors.
+        quiet = logging.getLogger("distributed")
+        level = quiet.level
+        quiet.setLevel(logging.CRITICAL)
+        try:
+            if self.client is not None:
+                self.client.close()
+                self.client = None
+            if self.cluster is not None:
+                self.cluster.close()
+                self.cluster = None
+        finally:
+            quiet.setLevel(level)
 
     def open_table(self, manifest: Manifest, table_dir: str) -> float:
         t0 = time.perf_counter()
         self.table_dir = table_dir
         self.paths = {p.index: str(partition_path(table_dir, p)) for p in manifest.parts}
-        if any(p.worker for p in manifest.parts):
-            self.placement = {p.index: p.worker for p in manifest.parts}
-            self._wait_for_workers()
+        # Partition i runs on the worker the manifest placed it on (cluster generate), else
+        # on part<i>: all workers stay attached, only the first P are used (as in the spec).
+        self.placement = {p.index: p.worker or worker_name(p.index) for p in manifest.parts}
+        self._wait_for_workers()
         self._map(worker.task_open, lambda p: (self.paths[p],))
         commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.paths)))
         return time.perf_counter() - t0

@@ -7,6 +7,7 @@ The plugin keeps one long-lived session per partition file, so a transaction ope
 
 from __future__ import annotations
 
+import logging
 import time
 
 from distributed import WorkerPlugin, get_worker
@@ -31,6 +32,9 @@ class PartitionSessions(WorkerPlugin):
         self.sessions = {}
 
     def teardown(self, worker) -> None:
+        # The worker is closing on purpose: a heartbeat racing the scheduler's shutdown is
+        # not an error worth a traceback on the user's terminal.
+        logging.getLogger("distributed.worker").setLevel(logging.CRITICAL)
         self.close_all()
 
     def session(self, path: str) -> PartitionSession:
