@@ -1,0 +1,285 @@
+"""The CLI through click's CliRunner: what a user types, what they see, the exit code."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from wisconsin.cli import cli
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def one_line_error(result, *fragments):
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert "Traceback" not in result.output
+    assert any(all(f in line for f in fragments) for line in lines), result.output
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    r = invoke(
+        "generate", "--kind", "F", "--rows", "3000", "--partitions", "1,2", "--data", d, "--quiet"
+    )
+    assert r.exit_code == 0, r.output
+    r = invoke(
+        "generate", "--kind", "G", "--rows", "1000", "--partitions", "1,2", "--data", d, "--quiet"
+    )
+    assert r.exit_code == 0, r.output
+    return d
+
+
+def test_generate_reports_tables_and_reuses_them(data):
+    r = invoke("generate", "--kind", "F", "--rows", "3000", "--partitions", "1,2", "--data", data)
+    assert r.exit_code == 0
+    assert "F2: 3,000 rows in 2 partitions (already built)" in r.output
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["--kind", "F", "--rows", "0"], ["rows must be positive"]),
+        (["--kind", "F", "--rows", "-5"], ["rows must be positive"]),
+        (["--kind", "F", "--rows", "3", "--partitions", "4"], ["more partitions", "than rows"]),
+        (["--kind", "X"], ["unknown table kind"]),
+        (["--kind", "F", "--partitions", "2,x"], ["comma-separated integers"]),
+        (["--kind", "F", "--partitions", "0"], ["positive integers"]),
+        (["--preset", "huge"], ["unknown preset"]),
+        (["--rows", "10"], ["give one --kind"]),
+    ],
+)
+def test_generate_bad_input(tmp_path, args, fragments):
+    one_line_error(invoke("generate", *args, "--data", tmp_path / "d", "--quiet"), *fragments)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_generate_unwritable_dir_as_user(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    one_line_error(
+        invoke("generate", "--kind", "F", "--rows", "10", "--data", ro / "x"), "cannot write"
+    )
+
+
+def test_generate_unwritable_dir(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    one_line_error(
+        invoke(
+            "generate", "--kind", "F", "--rows", "10", "--partitions", "1", "--data", blocker / "d"
+        ),
+        "cannot write",
+    )
+
+
+def test_generate_refuses_to_overwrite_another_table(data, tmp_path):
+    target = tmp_path / "d"
+    shutil.copytree(data / "F2", target / "F2")
+    r = invoke("generate", "--kind", "F", "--rows", "4000", "--partitions", "2", "--data", target)
+    one_line_error(r, "already holds another table")
+    assert json.loads((target / "F2" / "manifest.json").read_text())["rows"] == 3000
+
+
+def test_interrupted_build_is_resumed(data, tmp_path):
+    target = tmp_path / "d"
+    shutil.copytree(data / "F2", target / "F2")
+    # As after ^C: no manifest, one partition missing, a half-written temporary file.
+    (target / "F2" / "manifest.json").unlink()
+    (target / "F2" / "part-001.duckdb").unlink()
+    (target / "F2" / "part-001.json").unlink()
+    (target / "F2" / "part-001.duckdb.tmp").write_bytes(b"half")
+    one_line_error(invoke("info", target / "F2"), "no manifest.json")
+    r = invoke("generate", "--kind", "F", "--rows", "3000", "--partitions", "2", "--data", target)
+    assert r.exit_code == 0, r.output
+    assert "1 partitions kept from an earlier build" in r.output
+    assert not (target / "F2" / "part-001.duckdb.tmp").exists()
+    r = invoke("info", target / "F2")
+    assert r.exit_code == 0 and "verified" in r.output
+    same = json.loads((data / "F2" / "manifest.json").read_text())["parts"]
+    assert json.loads((target / "F2" / "manifest.json").read_text())["parts"] == same
+
+
+def test_info_verifies_and_catches_tampering(data, tmp_path):
+    r = invoke("info", data / "F2")
+    assert r.exit_code == 0
+    assert "verified: every partition matches the manifest" in r.output
+    assert json.loads(invoke("info", data / "F2", "--json", "--no-verify").output)["rows"] == 3000
+    target = tmp_path / "F2"
+    shutil.copytree(data / "F2", target)
+    import duckdb
+
+    con = duckdb.connect(str(target / "part-000.duckdb"))
+    con.execute("UPDATE wisconsin SET stringu1 = 'x' WHERE unique2 = 7")
+    con.close()
+    one_line_error(invoke("info", target), "1 problem(s) found")
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("{not json", "corrupt manifest"),
+        ('{"schema_version": 99}', "unknown manifest schema"),
+        ('{"schema_version": 1, "parts": []}', "corrupt manifest"),
+    ],
+)
+def test_info_corrupt_manifest(data, tmp_path, content, fragment):
+    target = tmp_path / "F2"
+    shutil.copytree(data / "F2", target)
+    (target / "manifest.json").write_text(content)
+    one_line_error(invoke("info", target), fragment)
+
+
+def test_info_missing_table(tmp_path):
+    one_line_error(invoke("info", tmp_path / "nope"), "no such table directory")
+
+
+def test_export_writes_parquet_per_partition(data, tmp_path):
+    import pyarrow.parquet as pq
+
+    r = invoke("export", data / "F2", "--out", tmp_path / "pq")
+    assert r.exit_code == 0, r.output
+    files = sorted((tmp_path / "pq").glob("*.parquet"))
+    assert [f.name for f in files] == ["part-000.parquet", "part-001.parquet"]
+    assert sum(pq.read_metadata(f).num_rows for f in files) == 3000
+    assert pq.read_table(files[1]).column("unique2").to_pylist()[0] == 1500
+    one_line_error(invoke("export", data / "F2", "--out", tmp_path / "pq"), "already exists")
+
+
+def test_run_prints_summary_and_run_file(data, tmp_path):
+    r = invoke(
+        "run",
+        "--data",
+        data,
+        "--partitions",
+        "1,2",
+        "--mode",
+        "shared-memory",
+        "--repeat",
+        "1",
+        "--out",
+        tmp_path / "runs",
+        "--quiet",
+    )
+    assert r.exit_code == 0, r.output
+    assert "all answers verified" in r.output
+    path = r.output.strip().splitlines()[-1].removeprefix("run file: ")
+    assert os.path.exists(path) and path.endswith("-shared-memory.json")
+    r = invoke("report", path)
+    assert r.exit_code == 0 and "Speedup" in r.output
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--partitions", "4"], "table F4 is not generated"),
+        (["--queries", "scan,sort"], "unknown query sort"),
+        (["--mode", "cloud"], "Invalid value for '--mode'"),
+        (["--repeat", "0"], "Invalid value for '--repeat'"),
+        (["--scan-variant", "quick"], "Invalid value for '--scan-variant'"),
+    ],
+)
+def test_run_bad_input(data, tmp_path, args, fragment):
+    one_line_error(invoke("run", "--data", data, "--out", tmp_path, "--quiet", *args), fragment)
+
+
+def test_run_corrupt_manifest(data, tmp_path):
+    target = tmp_path / "d"
+    shutil.copytree(data, target)
+    (target / "F1" / "manifest.json").write_text("[]")
+    one_line_error(
+        invoke("run", "--data", target, "--partitions", "1", "--quiet"), "unknown manifest schema"
+    )
+
+
+def test_bench_end_to_end_tiny(tmp_path):
+    r = invoke(
+        "bench",
+        "--preset",
+        "tiny",
+        "--partitions",
+        "1,2",
+        "--repeat",
+        "1",
+        "--data",
+        tmp_path / "data",
+        "--out",
+        tmp_path / "runs",
+        "--mode",
+        "shared-memory",
+    )
+    assert r.exit_code == 0, r.output
+    assert "Speedup (F tables)" in r.output and "Tandem VLX" in r.output
+    runs = list((tmp_path / "runs").glob("*.json"))
+    assert len(runs) == 1
+    pngs = list((tmp_path / "runs").glob("*.png"))
+    assert pngs and all(p.stat().st_size > 1000 for p in pngs)
+    assert (tmp_path / "runs" / (runs[0].stem + ".report.txt")).read_text().startswith("Wisconsin")
+    # A second bench reuses the tables and writes a new run file beside the first.
+    r = invoke(
+        "bench",
+        "--preset",
+        "tiny",
+        "--partitions",
+        "1,2",
+        "--repeat",
+        "1",
+        "--data",
+        tmp_path / "data",
+        "--out",
+        tmp_path / "runs",
+        "--mode",
+        "shared-memory",
+        "--quiet",
+    )
+    assert r.exit_code == 0 and "reused F1, F2, G1, G2" in r.output
+
+
+def test_installed_command_smoke(tmp_path):
+    """One real subprocess of the installed entry point, as a user runs it."""
+    exe = shutil.which("wisconsin") or os.path.join(os.path.dirname(sys.executable), "wisconsin")
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "wisconsin" in out.stdout
+    out = subprocess.run(
+        [
+            exe,
+            "generate",
+            "--kind",
+            "F",
+            "--rows",
+            "500",
+            "--partitions",
+            "2",
+            "--data",
+            str(tmp_path),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    out = subprocess.run(
+        [exe, "info", str(tmp_path / "F2")], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0 and "verified" in out.stdout
+    out = subprocess.run(
+        [exe, "generate", "--rows", "0", "--kind", "F"], capture_output=True, text=True, timeout=60
+    )
+    assert (
+        out.returncode == 2
+        and out.stderr.strip().count("\n") == 0
+        and "Traceback" not in out.stderr
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "wisconsin", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0 and "generate" in out.stdout
