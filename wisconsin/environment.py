@@ -41,7 +41,12 @@ def git_commit() -> str:
     """The source checkout's commit, with -dirty if it has changes; 'unknown' if installed."""
     root = Path(__file__).resolve().parent.parent
     if not (root / ".git").exists():
-        return "unknown"
+        try:
+            from wisconsin._build_info import GIT_COMMIT  # stamped into wheels
+
+            return GIT_COMMIT
+        except ImportError:
+            return "unknown"
     try:
         head = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
