@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from wisconsin import plots, report
+from wisconsin import WisconsinError, cluster, plots, report
 from wisconsin.build import Progress, build_tables
 from wisconsin.presets import get_preset
 from wisconsin.runfile import Run
@@ -26,14 +26,35 @@ class BenchResult:
 
 
 def bench(
-    preset: str, data_dir: str, seed: int, options: RunOptions, progress: Progress | None = None
+    preset: str,
+    data_dir: str,
+    seed: int,
+    options: RunOptions,
+    progress: Progress | None = None,
+    worker_data: str | None = None,
 ) -> BenchResult:
-    """Generate + run + report + plot. options carries everything but the tables to use."""
+    """Generate + run + report + plot. options carries everything but the tables to use.
+
+    With options.engine.cluster the tables are generated in place on the cluster's workers
+    (worker_data: see wisconsin.cluster for where workers write).
+    """
     p = get_preset(preset)
     specs = [
         TableSpec(k, p.rows_for(k), n, seed) for k in options.kinds for n in options.partitions
     ]
-    built = build_tables(data_dir, specs, progress=progress)
+    eng = options.engine
+    if eng.cluster:
+        if options.mode != "shared-nothing":
+            raise WisconsinError("--cluster needs --mode shared-nothing")
+        client = cluster.connect(eng.cluster, eng.security, min(eng.timeout_s, 30.0))
+        try:
+            built = cluster.build_tables_on_cluster(
+                data_dir, specs, client, worker_data, eng.timeout_s, progress
+            )
+        finally:
+            client.close()
+    else:
+        built = build_tables(data_dir, specs, progress=progress)
     result, path = run(options, progress=progress)
     text = report.render_report([result], "text")
     report_path = path.with_suffix(".report.txt")

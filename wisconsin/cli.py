@@ -56,6 +56,53 @@ def _kinds(ctx, param, value: str) -> tuple[str, ...]:
     return kinds
 
 
+def _cluster_options(worker_data: bool):
+    """--cluster and the TLS files (and --worker-data where tables are generated)."""
+
+    def deco(fn):
+        opts = [
+            click.option(
+                "--cluster",
+                "cluster_address",
+                default=None,
+                metavar="ADDRESS",
+                help="Dask scheduler (tcp://host:port or tls://host:port); shared-nothing only.",
+            ),
+            click.option("--tls-ca", type=click.Path(dir_okay=False), help="CA bundle (PEM)."),
+            click.option(
+                "--tls-cert", type=click.Path(dir_okay=False), help="Client certificate (PEM)."
+            ),
+            click.option("--tls-key", type=click.Path(dir_okay=False), help="Its private key."),
+        ]
+        if worker_data:
+            opts.append(
+                click.option(
+                    "--worker-data",
+                    default=None,
+                    help="Data root on each worker host, unless the worker's "
+                    "$WISCONSIN_DATA_DIR is set (default: the --data path). See docs/cluster.md.",
+                )
+            )
+        for opt in reversed(opts):
+            fn = opt(fn)
+        return fn
+
+    return deco
+
+
+def _engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key):
+    """(address, Security) for EngineConfig, or (None, None) without --cluster."""
+    if cluster_address is None:
+        if tls_ca or tls_cert or tls_key:
+            raise click.UsageError("--tls-ca/--tls-cert/--tls-key need --cluster")
+        return None, None
+    if mode != "shared-nothing":
+        raise click.UsageError("--cluster needs --mode shared-nothing")
+    from wisconsin.cluster import resolve_target
+
+    return resolve_target(cluster_address, tls_ca, tls_cert, tls_key)
+
+
 @contextlib.contextmanager
 def _progress(enabled: bool) -> Iterator:
     """A rich progress bar with rows/s; yields a (label, done, total) callback."""
@@ -133,8 +180,23 @@ def _progress(enabled: bool) -> Iterator:
     "--jobs", type=int, default=None, help="Concurrent builder processes (default: cores)."
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def generate(kind, rows, partitions, preset, seed, data_dir, jobs, quiet) -> None:
-    """Build F and/or G tables, each partition in its own process."""
+@_cluster_options(worker_data=True)
+def generate(
+    kind,
+    rows,
+    partitions,
+    preset,
+    seed,
+    data_dir,
+    jobs,
+    quiet,
+    cluster_address,
+    tls_ca,
+    tls_cert,
+    tls_key,
+    worker_data,
+) -> None:
+    """Build F and/or G tables, each partition in its own process (or on its cluster worker)."""
     from wisconsin.build import build_tables
     from wisconsin.presets import get_preset
     from wisconsin.store import TableSpec
@@ -149,10 +211,32 @@ def generate(kind, rows, partitions, preset, seed, data_dir, jobs, quiet) -> Non
         for k in kind
         for n_parts in (partitions or p.partitions)
     ]
+    if cluster_address is None:
+        _engine_target(None, "shared-nothing", tls_ca, tls_cert, tls_key)
+        if worker_data is not None:
+            raise click.UsageError("--worker-data needs --cluster")
+    elif jobs is not None:
+        raise click.UsageError("--jobs has no effect with --cluster (each worker builds its own)")
     with _progress(not quiet and sys.stderr.isatty()) as progress:
-        result = build_tables(data_dir, specs, jobs=jobs, progress=progress)
+        if cluster_address is None:
+            result = build_tables(data_dir, specs, jobs=jobs, progress=progress)
+        else:
+            from wisconsin.cluster import generate_on_cluster
+
+            result = generate_on_cluster(
+                cluster_address,
+                data_dir,
+                specs,
+                tls_ca=tls_ca,
+                tls_cert=tls_cert,
+                tls_key=tls_key,
+                worker_data=worker_data,
+                progress=progress,
+            )
     for m in result.manifests:
         note = " (already built)" if m.name in result.reused_tables else ""
+        owners = sorted({f"{p.worker}@{p.host}" for p in m.parts if p.worker})
+        note += f" on {', '.join(owners)}" if owners else ""
         click.echo(f"{Path(data_dir) / m.name}: {m.rows:,} rows in {m.partitions} partitions{note}")
     if result.rows_built:
         click.echo(
@@ -260,7 +344,22 @@ def export(table_dir, out_dir) -> None:
     "--out", default="runs", show_default=True, help="Directory for run file, report, figures."
 )
 @click.option("--quiet", is_flag=True, help="No progress bar, no report on the terminal.")
-def bench(preset, data_dir, mode, partitions, seed, repeat, out, quiet) -> None:
+@_cluster_options(worker_data=True)
+def bench(
+    preset,
+    data_dir,
+    mode,
+    partitions,
+    seed,
+    repeat,
+    out,
+    quiet,
+    cluster_address,
+    tls_ca,
+    tls_cert,
+    tls_key,
+    worker_data,
+) -> None:
     """The main job: generate, run F and G at every partition count, report and plot."""
     from wisconsin.bench import bench as run_bench
     from wisconsin.engine import EngineConfig
@@ -268,16 +367,21 @@ def bench(preset, data_dir, mode, partitions, seed, repeat, out, quiet) -> None:
     from wisconsin.runner import RunOptions, default_memory_limit
 
     parts = partitions or get_preset(preset).partitions
+    address, security = _engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key)
+    if address is None and worker_data is not None:
+        raise click.UsageError("--worker-data needs --cluster")
     opts = RunOptions(
         data_dir=data_dir,
         mode=mode,
         partitions=parts,
         repeat=repeat,
         out=out,
-        engine=EngineConfig(memory_limit=default_memory_limit(mode, parts)),
+        engine=EngineConfig(
+            memory_limit=default_memory_limit(mode, parts), cluster=address, security=security
+        ),
     )
     with _progress(not quiet and sys.stderr.isatty()) as progress:
-        result = run_bench(preset, data_dir, seed, opts, progress=progress)
+        result = run_bench(preset, data_dir, seed, opts, progress=progress, worker_data=worker_data)
     if not quiet:
         click.echo(result.report_text)
     reused = f" (reused {', '.join(result.tables_reused)})" if result.tables_reused else ""
@@ -354,6 +458,7 @@ def bench(preset, data_dir, mode, partitions, seed, repeat, out, quiet) -> None:
     help="Seconds any worker may take to answer.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@_cluster_options(worker_data=False)
 def run_command(
     data_dir,
     mode,
@@ -367,12 +472,17 @@ def run_command(
     memory_limit,
     timeout,
     quiet,
+    cluster_address,
+    tls_ca,
+    tls_cert,
+    tls_key,
 ) -> None:
     """Time the five queries on F and G tables at each partition count; save a run file."""
     from wisconsin.engine import EngineConfig
     from wisconsin.queries import parse_queries
     from wisconsin.runner import RunOptions, default_memory_limit, run
 
+    address, security = _engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key)
     opts = RunOptions(
         data_dir=data_dir,
         mode=mode,
@@ -384,7 +494,10 @@ def run_command(
         warmup=warmup,
         out=out,
         engine=EngineConfig(
-            memory_limit=memory_limit or default_memory_limit(mode, partitions), timeout_s=timeout
+            memory_limit=memory_limit or default_memory_limit(mode, partitions),
+            timeout_s=timeout,
+            cluster=address,
+            security=security,
         ),
     )
     with _progress(not quiet and sys.stderr.isatty()) as progress:

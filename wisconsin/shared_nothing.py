@@ -16,9 +16,9 @@ from collections.abc import Mapping
 
 import dask
 from distributed import Client, Nanny, Scheduler, SpecCluster
-from distributed.client import FutureCancelledError
 
 from wisconsin import WisconsinError, commit, queries, worker
+from wisconsin.cluster import wait_pinned, worker_addresses
 from wisconsin.engine import EngineConfig, StepResult
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
@@ -37,7 +37,6 @@ QUIET = {
     "distributed.worker.memory.pause": False,
     "distributed.worker.memory.terminate": False,
     "distributed.worker.daemon": False,
-    "distributed.logging.distributed": "error",
 }
 
 
@@ -59,7 +58,7 @@ class SharedNothingEngine:
         self.placement: dict[int, str] = {}
         self.paths: dict[int, str] = {}
         self.table_dir = ""
-        self._dask_config = dask.config.set(QUIET)
+        self._known: dict[str, str] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -76,8 +75,6 @@ class SharedNothingEngine:
                 )
         else:
             self.stop()
-            for k, v in QUIET.items():
-                os.environ["DASK_" + k.upper().replace(".", "__").replace("-", "_")] = str(v)
             workers = {
                 worker_name(p): {
                     "cls": Nanny,
@@ -101,11 +98,17 @@ class SharedNothingEngine:
                     "port": 0,
                 },
             }
-            self.cluster = SpecCluster(
-                scheduler=scheduler, workers=workers, silence_logs=logging.ERROR
-            )
+            # Scoped: the in-process scheduler and nannies read it at start-up (nannies pass
+            # it on to their worker processes); nothing leaks into the caller's process.
+            with dask.config.set(QUIET):
+                self.cluster = SpecCluster(
+                    scheduler=scheduler, workers=workers, silence_logs=logging.ERROR
+                )
             self.client = Client(self.cluster, set_as_default=False)
-        self._wait_for_workers()
+        if placement is not None or not self.config.cluster:
+            # On a cluster the owners are known only from each table's manifest: open_table
+            # waits for exactly the workers it needs.
+            self._wait_for_workers()
         self.client.register_plugin(
             worker.PartitionSessions(self.config.threads_per_worker, self.config.memory_limit),
             name=worker.PLUGIN,
@@ -151,6 +154,8 @@ class SharedNothingEngine:
         # on part<i>: all workers stay attached, only the first P are used (as in the spec).
         self.placement = {p.index: p.worker or worker_name(p.index) for p in manifest.parts}
         self._wait_for_workers()
+        # The processes this table's sessions live in: a restart after this point loses them.
+        self._known = worker_addresses(self.client)
         self._map(worker.task_open, lambda p: (self.paths[p],))
         commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.paths)))
         return time.perf_counter() - t0
@@ -159,6 +164,7 @@ class SharedNothingEngine:
         if self.client is not None and self.paths:
             self._map(worker.task_close, lambda p: (self.paths[p],))
         self.paths = {}
+        self._known = None
 
     # ------------------------------------------------------------------ dispatch
 
@@ -176,16 +182,11 @@ class SharedNothingEngine:
             )
             for p in parts
         }
-        deadline = time.monotonic() + self.config.timeout_s
-        out, failed = {}, {}
-        for p, f in futures.items():
-            try:
-                out[p] = f.result(timeout=max(0.0, deadline - time.monotonic()))
-            except TimeoutError:
-                failed[p] = TimeoutError(f"no answer within {self.config.timeout_s:.0f} s")
-                f.cancel()
-            except (Exception, FutureCancelledError) as exc:
-                failed[p] = exc
+        # Bounded by timeout_s; a dead or restarted owner fails its partition within ~1 s
+        # (a remote scheduler has its own allowed-failures and would otherwise retry).
+        out, failed = wait_pinned(
+            self.client, futures, self.placement, self.config.timeout_s, known=self._known
+        )
         if failed:
             detail = "; ".join(
                 f"partition {p} on {self.placement[p]}: {type(e).__name__}: {e}"

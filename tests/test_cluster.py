@@ -1,0 +1,255 @@
+"""--cluster end to end on a real multi-host Dask cluster: a scheduler and workers in separate
+network namespaces (own addresses, hostnames and data directories) on this machine."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from wisconsin import WisconsinError, commit, runfile
+from wisconsin.build import build_tables
+from wisconsin.cli import cli
+from wisconsin.cluster import build_tables_on_cluster
+from wisconsin.engine import EngineConfig, Fault
+from wisconsin.expect import expected_answers
+from wisconsin.runner import RunOptions, make_engine, run
+from wisconsin.store import TableSpec, read_manifest
+
+pytestmark = pytest.mark.cluster
+SEED = 7
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def _ok(*args: str):
+    res = _cli(*args)
+    assert res.exit_code == 0, f"{args}: {res.output}{res.exception!r}"
+    return res
+
+
+def _one_line_error(res) -> str:
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1, res.output
+    return lines[0]
+
+
+def _kill_when_running(cluster, name: str, key_prefix: str, settle: float = 0.5):
+    """A thread that SIGKILLs name's host once a task key_prefix-* is running there."""
+    errors: list[BaseException] = []
+
+    def watch() -> None:
+        try:
+            with cluster.client() as c:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    info = c.scheduler_info(n_workers=-1)["workers"]
+                    addr = next(a for a, w in info.items() if w["name"] == name)
+                    if any(str(k).startswith(key_prefix) for k in c.processing([addr])[addr]):
+                        time.sleep(settle)  # the others have answered; name is inside its sleep
+                        cluster.kill_worker(name)
+                        return
+                    time.sleep(0.05)
+                raise TimeoutError(f"{key_prefix} never ran on {name}")
+        except BaseException as exc:
+            errors.append(exc)
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    return t, errors
+
+
+def _four_sums_on_disk(manifest) -> dict[int, int]:
+    out = {}
+    for p in manifest.parts:
+        con = duckdb.connect(p.path, read_only=True)
+        try:
+            out[p.index] = con.execute("SELECT sum(four)::BIGINT FROM wisconsin").fetchone()[0]
+        finally:
+            con.close()
+    return out
+
+
+def test_generate_run_and_compare_with_a_local_run(netns_cluster_factory, tmp_path):
+    names = ["alpha", "beta", "gamma"]  # not part<i>: placement is round-robin by name
+    cluster = netns_cluster_factory(3, worker_names=names)
+    addr = cluster.scheduler_address
+    data = tmp_path / "coordinator"
+    gen = ["generate", "--seed", SEED, "--data", data, "--cluster", addr, "--quiet"]
+    _ok(*gen, "--kind", "F", "--rows", 3000, "--partitions", "2,4")
+    out = _ok(*gen, "--kind", "G", "--rows", 800, "--partitions", "2,4").output
+    assert "on alpha@host0, beta@host1" in out
+
+    for name in ("F2", "F4", "G2", "G4"):
+        m = read_manifest(data / name)
+        for p in m.parts:
+            owner = names[p.index % 3]
+            assert (p.worker, p.host) == (owner, cluster.hosts[owner].host)
+            assert Path(p.path) == cluster.data_dirs[owner] / name / p.file
+            assert Path(p.path).is_file()
+            # The partition exists only on its owner's disk, never on the coordinator's.
+            for other in set(names) - {owner}:
+                assert not (cluster.data_dirs[other] / name / p.file).exists()
+            assert not (data / name / p.file).exists()
+
+    # Run all five queries on the cluster; the runner verifies every answer.
+    cl_run = tmp_path / "cluster.json"
+    common = ["--partitions", "2,4", "--repeat", 2, "--warmup", 0, "--timeout", 60, "--quiet"]
+    _ok("run", "--data", data, "--cluster", addr, "--out", cl_run, *common)
+    # The same tables, generated and run locally.
+    local = tmp_path / "local"
+    build_tables(local, [TableSpec("F", 3000, p, SEED) for p in (2, 4)], jobs=2)
+    build_tables(local, [TableSpec("G", 800, p, SEED) for p in (2, 4)], jobs=2)
+    lo_run = tmp_path / "local.json"
+    _ok("run", "--data", local, "--out", lo_run, *common)
+
+    a, b = runfile.load(lo_run), runfile.load(cl_run)
+    for r in (a, b):
+        assert {(m.table, m.query) for m in r.measurements} == {
+            (t, q)
+            for t in ("F2", "F4", "G2", "G4")
+            for q in ("scan", "select", "average", "update", "join")
+        }
+        assert all(rep.verified for m in r.measurements for rep in m.repetitions)
+    topo = b.topology
+    assert b.config.cluster == addr and topo.scheduler == addr
+    assert {h.host: h.workers for h in topo.hosts} == {
+        "host0": ("alpha",),
+        "host1": ("beta",),
+        "host2": ("gamma",),
+    }
+    assert all(h.cores >= 1 for h in topo.hosts)
+    assert topo.rtt_s is not None and 0 < topo.rtt_s < 1
+    # Partition 3 of F4 ran on alpha, next to partition 0.
+    f4_scan = b.measurement("F4", "scan").repetitions[0]
+    assert {s.part: s.worker for s in f4_scan.partitions} == {
+        0: "alpha",
+        1: "beta",
+        2: "gamma",
+        3: "alpha",
+    }
+    cmp = _ok("compare", lo_run, cl_run)
+    assert "F4" in cmp.output and "not comparable" not in cmp.output
+
+    # A complete table is reused; an interrupted one is finished on its owners.
+    assert "F2: 3,000 rows in 2 partitions (already built)" in _ok(
+        *gen, "--kind", "F", "--rows", 3000, "--partitions", 2
+    ).output.replace(str(data) + "/", "")
+    before = read_manifest(data / "F2")
+    (data / "F2" / "manifest.json").unlink()
+    Path(before.parts[1].path).unlink()  # beta lost its file; alpha's is complete
+    out = _ok(*gen, "--kind", "F", "--rows", 3000, "--partitions", 2).output
+    assert "built 1 partitions" in out and "1 partitions kept" in out
+    after = read_manifest(data / "F2")
+    assert [p.checksum for p in after.parts] == [p.checksum for p in before.parts]
+
+    # A missing worker: one line naming the partitions nobody can reach, exit 2.
+    cluster.kill_worker("gamma")
+    res = _cli("run", "--data", data, "--cluster", addr, "--tables", "F", "--partitions", 4)
+    line = _one_line_error(res)
+    assert "gamma" in line and "partitions 2 are unreachable" in line, line
+    res = _cli(*gen, "--kind", "F", "--rows", 3000, "--partitions", 4, "--seed", SEED + 1)
+    assert res.exit_code == 2 and "another table" in res.output
+
+
+def test_tls_cluster_and_plaintext_refused(netns_cluster_factory, tmp_path):
+    from wisconsin.testing.netns import TlsUnavailable, make_tls_files
+
+    try:
+        tls = make_tls_files(tmp_path / "tls")
+    except TlsUnavailable as exc:
+        pytest.skip(str(exc))
+    cluster = netns_cluster_factory(2, tls=tls)
+    addr = cluster.scheduler_address
+    assert addr.startswith("tls://")
+    files = ["--tls-ca", tls.ca, "--tls-cert", tls.cert, "--tls-key", tls.key]
+    data = tmp_path / "data"
+    _ok("generate", "--kind", "F", "--rows", 2000, "--partitions", 2, "--data", data,
+        "--cluster", addr, *files, "--quiet")  # fmt: skip
+    assert [p.worker for p in read_manifest(data / "F2").parts] == ["part0", "part1"]
+    out = _ok("run", "--data", data, "--cluster", addr, *files, "--tables", "F",
+              "--partitions", 2, "--repeat", 1, "--warmup", 0, "--out", tmp_path / "r.json",
+              "--timeout", 60, "--quiet").output  # fmt: skip
+    assert "all answers verified" in out
+
+    plain = addr.replace("tls://", "tcp://")
+    line = _one_line_error(_cli("run", "--data", data, "--cluster", plain, *files))
+    assert "refusing plaintext tcp://" in line
+    line = _one_line_error(_cli("run", "--data", data, "--cluster", addr))
+    assert "--tls-ca" in line
+
+
+def _cluster_table(cluster, data: Path, partitions: int):
+    with cluster.client() as client:
+        result = build_tables_on_cluster(
+            data, [TableSpec("F", 3000, partitions, 11)], client, timeout=60
+        )
+    return data / "F3" if partitions == 3 else data / f"F{partitions}", result.manifests[0]
+
+
+def test_worker_killed_during_update_changes_nothing(netns_cluster_factory, tmp_path):
+    cluster = netns_cluster_factory(3)
+    table, m = _cluster_table(cluster, tmp_path / "data", 3)
+    exp = expected_answers(m)
+    engine = make_engine(
+        "shared-nothing",
+        EngineConfig(
+            cluster=cluster.scheduler_address,
+            fault=Fault(part=1, phase="prepare", action="sleep", seconds=30),
+            timeout_s=60,
+        ),
+    )
+    engine.start(3)
+    try:
+        engine.open_table(m, str(table))
+        killer, errors = _kill_when_running(cluster, "part1", "task_prepare")
+        t0 = time.monotonic()
+        with pytest.raises(commit.CommitAborted, match="partition 1 on part1: WorkerLost"):
+            engine.update("t-kill", engine.statements("update", m, "full-row"))
+        assert time.monotonic() - t0 < 25, "a dead worker must fail the update promptly"
+        killer.join(timeout=30)
+        assert not errors, errors
+        assert commit.DecisionLog(table).pending() == []
+        # Release the survivors' files (the dead one's close fails, as it must).
+        with pytest.raises(commit.PartitionFailure, match=r"partition 1 on part1"):
+            engine.close_table()
+    finally:
+        engine.stop()
+    # Every partition, including the dead worker's file left on its disk, is unchanged.
+    assert _four_sums_on_disk(m) == {p: pe.sum_four for p, pe in enumerate(exp.parts)}
+
+
+def test_worker_killed_during_scan_is_an_error_not_a_time(netns_cluster_factory, tmp_path):
+    cluster = netns_cluster_factory(2)
+    data = tmp_path / "data"
+    _cluster_table(cluster, data, 2)
+    out = tmp_path / "never.json"
+    opts = RunOptions(
+        data_dir=str(data),
+        kinds=("F",),
+        partitions=(2,),
+        queries=("scan",),
+        repeat=1,
+        warmup=0,
+        out=str(out),
+        engine=EngineConfig(
+            cluster=cluster.scheduler_address,
+            fault=Fault(part=0, phase="run", action="sleep", seconds=30),
+            timeout_s=60,
+        ),
+    )
+    killer, errors = _kill_when_running(cluster, "part0", "task_run", settle=0.2)
+    t0 = time.monotonic()
+    with pytest.raises(WisconsinError, match="partition 0 on part0: WorkerLost"):
+        run(opts)
+    assert time.monotonic() - t0 < 25
+    killer.join(timeout=30)
+    assert not errors, errors
+    assert not out.exists()

@@ -1,0 +1,388 @@
+"""Running on a real Dask cluster: connecting (plain or TLS), choosing which worker owns
+which partition, generating partitions in place on their owners, and waiting for pinned
+tasks without ever hanging on a dead worker.
+
+Placement (partition i -> worker name), chosen once when a table is generated and then
+recorded in its manifest (worker, host, absolute path on that host):
+
+* if the cluster has workers named ``part0 .. part{P-1}``, partition i goes to ``part<i>``;
+* otherwise the connected workers are sorted by name and partitions are dealt round-robin
+  (i -> sorted_names[i % len(names)]), so a worker may own several partitions.
+
+Where a worker writes: ``$WISCONSIN_DATA_DIR`` in the worker's own environment if set,
+else the ``worker_data`` directory given to the coordinator (``--worker-data``), else the
+coordinator's ``--data`` path (absolute) - the same path on every host. The table's
+sub-directory (``F4`` ...) is created under it. The manifest and the update decision log
+stay on the coordinator, in ``<data>/<table>/``. No table data crosses the network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from wisconsin import WisconsinError, store
+from wisconsin.build import BuildResult, Progress, check_existing
+from wisconsin.store import Manifest, PartitionInfo, StoreError, TableSpec
+
+DATA_DIR_ENV = "WISCONSIN_DATA_DIR"
+CONNECT_TIMEOUT_S = 30.0
+POLL_S = 1.0  # how often a waiting coordinator checks that the owners are still there
+
+
+class ClusterError(WisconsinError):
+    """The scheduler or a worker cannot be reached, or a cluster task failed."""
+
+
+class WorkerLost(ClusterError):
+    """The worker that owns a partition left the scheduler (or came back as a new process)."""
+
+
+# --------------------------------------------------------------------------- connecting
+
+
+def resolve_target(
+    address: str,
+    tls_ca: str | None = None,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+):
+    """(address, Security or None) for a scheduler address and optional TLS files.
+
+    Given TLS files, only ``tls://`` is accepted (an address without a scheme gets it);
+    plain ``tcp://`` is refused rather than silently sending data unencrypted.
+    """
+    files = {"--tls-ca": tls_ca, "--tls-cert": tls_cert, "--tls-key": tls_key}
+    given = {k: v for k, v in files.items() if v}
+    scheme = address.split("://", 1)[0] if "://" in address else ""
+    if not given:
+        if scheme == "tls":
+            raise ClusterError(
+                f"{address} is a TLS scheduler: give --tls-ca, --tls-cert and --tls-key"
+            )
+        return address, None
+    missing = [k for k in files if k not in given]
+    if missing:
+        raise ClusterError(
+            f"TLS needs --tls-ca, --tls-cert and --tls-key; missing {', '.join(missing)}"
+        )
+    for opt, path in given.items():
+        if not Path(path).is_file():
+            raise ClusterError(f"{opt} {path}: no such file")
+    if scheme and scheme != "tls":
+        raise ClusterError(
+            f"refusing plaintext {scheme}:// with TLS certificates given: use tls://{address.split('://', 1)[1]}"
+        )
+    if not scheme:
+        address = f"tls://{address}"
+    from distributed.security import Security
+
+    return address, Security(
+        tls_ca_file=str(tls_ca),
+        tls_client_cert=str(tls_cert),
+        tls_client_key=str(tls_key),
+        require_encryption=True,
+    )
+
+
+def connect(address: str, security=None, timeout: float = CONNECT_TIMEOUT_S):
+    """A distributed.Client for address, or ClusterError in one line within timeout."""
+    from distributed import Client
+
+    try:
+        return Client(address, security=security, timeout=f"{timeout}s", set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ClusterError(f"cannot connect to the scheduler at {address}: {msg}") from None
+
+
+@dataclass(frozen=True)
+class WorkerRef:
+    name: str
+    address: str
+    host: str  # the address the worker registered from
+
+
+def list_workers(client) -> list[WorkerRef]:
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    return sorted(
+        (WorkerRef(str(w["name"]), addr, str(w.get("host", ""))) for addr, w in info.items()),
+        key=lambda w: w.name,
+    )
+
+
+def worker_addresses(client) -> dict[str, str]:
+    return {str(w["name"]): a for a, w in client.scheduler_info(n_workers=-1)["workers"].items()}
+
+
+def choose_placement(names: Sequence[str], partitions: int) -> dict[int, str]:
+    """partition -> worker name: part<i> if all such names exist, else round-robin by name."""
+    if not names:
+        raise ClusterError("no workers are connected to the scheduler")
+    have = set(names)
+    if all(f"part{i}" in have for i in range(partitions)):
+        return {i: f"part{i}" for i in range(partitions)}
+    ordered = sorted(have)
+    return {i: ordered[i % len(ordered)] for i in range(partitions)}
+
+
+# --------------------------------------------------------------------------- waiting
+
+
+def wait_pinned(
+    client,
+    futures: Mapping[Hashable, object],
+    owners: Mapping[Hashable, str],
+    timeout: float,
+    poll: float = POLL_S,
+    known: Mapping[str, str] | None = None,
+) -> tuple[dict, dict]:
+    """Results of futures pinned to named workers: ({key: result}, {key: exception}).
+
+    Bounded by timeout; a task whose owner leaves the scheduler, or is replaced by a new
+    process under the same name (a nanny restart: its sessions and open transaction are
+    gone), fails within about ``poll`` seconds with WorkerLost instead of waiting for a
+    remote scheduler to reschedule it. known (worker name -> address) is the state the
+    work relies on, e.g. taken when the table was opened; without it the first check takes
+    it. Nothing is asked of the scheduler until a task is slow, so a fast statement pays
+    nothing for the watching.
+    """
+    from distributed.client import FutureCancelledError
+
+    deadline = time.monotonic() + timeout
+    pending = dict(futures)
+    out: dict = {}
+    failed: dict = {}
+    while pending:
+        first = next(iter(pending.values()))
+        with contextlib.suppress(Exception, FutureCancelledError):
+            first.result(timeout=max(0.0, min(poll, deadline - time.monotonic())))
+        for k, f in list(pending.items()):
+            if f.done():
+                del pending[k]
+                try:
+                    out[k] = f.result()  # done: returns at once
+                except (Exception, FutureCancelledError) as exc:
+                    failed[k] = exc
+        if not pending:
+            break
+        if time.monotonic() >= deadline:
+            for k, f in pending.items():
+                failed[k] = TimeoutError(f"no answer within {timeout:.0f} s")
+                f.cancel()
+            break
+        now = worker_addresses(client)
+        if known is None:
+            known = now
+        for k, f in list(pending.items()):
+            name = owners[k]
+            was, is_ = known.get(name), now.get(name)
+            if was is not None and is_ == was:
+                continue
+            if was is None:
+                why = f"worker {name} is not connected to the scheduler"
+            elif is_ is None:
+                why = f"worker {name} ({was}) left the scheduler"
+            else:
+                why = f"worker {name} was restarted ({was} -> {is_}); its work was lost"
+            failed[k] = WorkerLost(why)
+            f.cancel()
+            del pending[k]
+    return out, failed
+
+
+# --------------------------------------------------------------------------- worker tasks
+
+
+def worker_root(fallback: str) -> str:
+    """The data root on this worker: $WISCONSIN_DATA_DIR, else the coordinator's choice."""
+    return os.environ.get(DATA_DIR_ENV) or fallback
+
+
+def task_partition_status(fallback_root: str, spec: TableSpec, part: int) -> dict | None:
+    """On the owner: the partition's entry if an earlier build completed it, else None."""
+    import socket
+
+    from distributed import get_worker
+
+    tdir = Path(worker_root(fallback_root)) / spec.name
+    info = store.finished_partition(tdir, spec, part)
+    if info is None:
+        return None
+    return dict(
+        info.__dict__,
+        worker=str(get_worker().name),
+        host=socket.gethostname(),
+        path=str(tdir / info.file),
+    )
+
+
+def task_build(fallback_root: str, spec: TableSpec, part: int) -> dict:
+    """On the owner: generate the partition into its own disk, in place."""
+    import psutil
+    from distributed import get_worker
+
+    from wisconsin import worker
+
+    limit = get_worker().memory_manager.memory_limit or (
+        psutil.virtual_memory().total // max(1, os.cpu_count() or 1)
+    )
+    mem = f"{max(256, int(limit * 0.6) // 2**20)}MB"
+    tdir = os.path.join(worker_root(fallback_root), spec.name)
+    return worker.task_build_partition(tdir, spec.n, spec.seed, part, spec.partitions, mem)
+
+
+# --------------------------------------------------------------------------- generating
+
+
+def _submit(client, fn, owner: str, *args):
+    return client.submit(
+        fn,
+        *args,
+        workers=[owner],
+        allow_other_workers=False,
+        pure=False,
+        key=f"{fn.__name__}-{args[-1]}-{time.time_ns()}",
+    )
+
+
+def _failure_lines(failed: Mapping, owners: Mapping) -> str:
+    return "; ".join(
+        f"{name} partition {p} on {owners[(name, p)]}: {type(e).__name__}: {e}"
+        for (name, p), e in sorted(failed.items())
+    )
+
+
+def build_tables_on_cluster(
+    data_dir: str | os.PathLike,
+    specs: Sequence[TableSpec],
+    client,
+    worker_data: str | None = None,
+    timeout: float = 3600.0,
+    progress: Progress | None = None,
+) -> BuildResult:
+    """Generate every table in specs on the cluster, each partition on its owner's disk.
+
+    Mirrors build.build_tables: a complete table is reused, a different table in the same
+    directory is refused, partitions an interrupted build finished are kept (asked of their
+    owner), and the manifest (with the placement) is written last, atomically, under
+    data_dir/<table>/ on this machine.
+    """
+    t0 = time.perf_counter()
+    for spec in specs:
+        store.validate_spec(spec)
+    data = Path(data_dir).absolute()
+    fallback = str(Path(worker_data).absolute()) if worker_data else str(data)
+    names = [w.name for w in list_workers(client)]
+    manifests: dict[str, Manifest] = {}
+    reused_tables: list[str] = []
+    owners: dict[tuple[str, int], str] = {}
+    by_name = {s.name: s for s in specs}
+    for spec in specs:
+        tdir = data / spec.name
+        existing = check_existing(tdir, spec)
+        if existing is not None:
+            manifests[spec.name] = existing
+            reused_tables.append(spec.name)
+            continue
+        try:
+            tdir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot write to {tdir}: {exc.strerror or exc}") from None
+        for p, w in choose_placement(names, spec.partitions).items():
+            owners[(spec.name, p)] = w
+
+    # Which partitions did an earlier build already finish? Ask each owner.
+    status, failed = wait_pinned(
+        client,
+        {
+            k: _submit(client, task_partition_status, w, fallback, by_name[k[0]], k[1])
+            for k, w in owners.items()
+        },
+        owners,
+        min(timeout, 120.0),
+    )
+    if failed:
+        raise ClusterError(f"cannot reach partition owners: {_failure_lines(failed, owners)}")
+    done = {k: PartitionInfo(**v) for k, v in status.items() if v is not None}
+    todo = [k for k in owners if k not in done]
+
+    def rows_of(k) -> int:
+        lo, hi = store.generator.partition_range(by_name[k[0]].n, k[1], by_name[k[0]].partitions)
+        return hi - lo
+
+    rows_total = sum(rows_of(k) for k in todo)
+    label = ", ".join(s.name for s in specs if s.name not in manifests) or "nothing to build"
+    if progress:
+        progress(label, 0, rows_total)
+    futures = {
+        k: _submit(client, task_build, owners[k], fallback, by_name[k[0]], k[1]) for k in todo
+    }
+    built, failed = {}, {}
+    if futures:
+        # Progress per finished partition; the overall wait is bounded by timeout.
+        deadline = time.monotonic() + timeout
+        rows_done = 0
+        remaining = dict(futures)
+        while remaining:
+            got, bad = wait_pinned(
+                client,
+                {k: remaining[k] for k in list(remaining)[:1]},
+                owners,
+                max(0.0, deadline - time.monotonic()),
+            )
+            for k in list(got) + list(bad):
+                del remaining[k]
+            built |= got
+            failed |= bad
+            rows_done += sum(rows_of(k) for k in got)
+            if progress:
+                progress(label, rows_done, rows_total)
+    done |= {k: PartitionInfo(**v) for k, v in built.items()}
+
+    for spec in specs:
+        if spec.name in manifests:
+            continue
+        parts = [done[(spec.name, p)] for p in range(spec.partitions) if (spec.name, p) in done]
+        if len(parts) == spec.partitions:
+            m = store.make_manifest(spec, parts)
+            store.write_manifest(data / spec.name, m)
+            manifests[spec.name] = m
+    if failed:
+        raise ClusterError(
+            f"generate failed: {_failure_lines(failed, owners)}; finished partitions are kept "
+            "and the next generate resumes"
+        )
+    return BuildResult(
+        manifests=tuple(manifests[s.name] for s in specs),
+        built_partitions=len(todo),
+        reused_partitions=len(owners) - len(todo),
+        reused_tables=tuple(reused_tables),
+        rows_built=rows_total,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def generate_on_cluster(
+    address: str,
+    data_dir: str | os.PathLike,
+    specs: Sequence[TableSpec],
+    *,
+    tls_ca: str | None = None,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+    worker_data: str | None = None,
+    timeout: float = 3600.0,
+    progress: Progress | None = None,
+) -> BuildResult:
+    """What `wisconsin generate --cluster` does: connect, build in place, disconnect."""
+    address, security = resolve_target(address, tls_ca, tls_cert, tls_key)
+    client = connect(address, security, min(timeout, CONNECT_TIMEOUT_S))
+    try:
+        return build_tables_on_cluster(data_dir, specs, client, worker_data, timeout, progress)
+    finally:
+        client.close()
