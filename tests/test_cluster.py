@@ -152,9 +152,12 @@ def test_generate_run_and_compare_with_a_local_run(netns_cluster_factory, tmp_pa
 
     # A missing worker: one line naming the partitions nobody can reach, exit 2.
     cluster.kill_worker("gamma")
-    res = _cli("run", "--data", data, "--cluster", addr, "--tables", "F", "--partitions", 4)
+    t0 = time.monotonic()
+    res = _cli("run", "--data", data, "--cluster", addr, "--tables", "F", "--partitions", 4,
+               "--timeout", 3)  # fmt: skip
     line = _one_line_error(res)
     assert "gamma" in line and "partitions 2 are unreachable" in line, line
+    assert time.monotonic() - t0 < 20
     res = _cli(*gen, "--kind", "F", "--rows", 3000, "--partitions", 4, "--seed", SEED + 1)
     assert res.exit_code == 2 and "another table" in res.output
 

@@ -117,7 +117,10 @@ class SharedNothingEngine:
 
     def _wait_for_workers(self) -> None:
         want = set(self.placement.values())
-        deadline = time.monotonic() + min(self.config.timeout_s, 120)
+        # Local workers may still be starting (16 take ~7 s); a cluster's should be up: a
+        # missing one is reported after a short grace instead of a silent long wait.
+        grace = 30.0 if self.config.cluster else 120.0
+        deadline = time.monotonic() + min(self.config.timeout_s, grace)
         while True:
             have = {str(w["name"]) for w in self.client.scheduler_info()["workers"].values()}
             missing = want - have
