@@ -41,8 +41,11 @@ def _one_line_error(res) -> str:
     return lines[0]
 
 
-def _kill_when_running(cluster, name: str, key_prefix: str, settle: float = 0.5):
-    """A thread that SIGKILLs name's host once a task key_prefix-* is running there."""
+def _kill_when_running(
+    cluster, name: str, key_prefix: str, settle: float = 0.5, crash_only: bool = False
+):
+    """A thread that SIGKILLs name's host (or, crash_only, just its worker process, which
+    its nanny restarts under the same name) once a task key_prefix-* is running there."""
     errors: list[BaseException] = []
 
     def watch() -> None:
@@ -54,7 +57,10 @@ def _kill_when_running(cluster, name: str, key_prefix: str, settle: float = 0.5)
                     addr = next(a for a, w in info.items() if w["name"] == name)
                     if any(str(k).startswith(key_prefix) for k in c.processing([addr])[addr]):
                         time.sleep(settle)  # the others have answered; name is inside its sleep
-                        cluster.kill_worker(name)
+                        if crash_only:
+                            cluster.crash_worker_process(name)
+                        else:
+                            cluster.kill_worker(name)
                         return
                     time.sleep(0.05)
                 raise TimeoutError(f"{key_prefix} never ran on {name}")
@@ -181,6 +187,31 @@ def test_tls_cluster_and_plaintext_refused(netns_cluster_factory, tmp_path):
               "--partitions", 2, "--repeat", 1, "--warmup", 0, "--out", tmp_path / "r.json",
               "--timeout", 60, "--quiet").output  # fmt: skip
     assert "all answers verified" in out
+
+    # A worker process that dies and is restarted by its nanny (same name, new address)
+    # lost its sessions: its partition fails promptly, the others are not waited for forever.
+    engine = make_engine(
+        "shared-nothing",
+        EngineConfig(
+            cluster=addr,
+            security=tls.security(),
+            fault=Fault(part=1, phase="run", action="sleep", seconds=30),
+            timeout_s=60,
+        ),
+    )
+    engine.start(2)
+    try:
+        m = read_manifest(data / "F2")
+        engine.open_table(m, str(data / "F2"))
+        crasher, errors = _kill_when_running(cluster, "part1", "task_run", 0.2, crash_only=True)
+        t0 = time.monotonic()
+        with pytest.raises(commit.PartitionFailure, match="partition 1 on part1: WorkerLost"):
+            engine.execute(engine.statements("scan", m, "full-row"))
+        assert time.monotonic() - t0 < 25
+        crasher.join(timeout=30)
+        assert not errors, errors
+    finally:
+        engine.stop()
 
     plain = addr.replace("tls://", "tcp://")
     line = _one_line_error(_cli("run", "--data", data, "--cluster", plain, *files))
