@@ -304,7 +304,12 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     try:
         # One start for the largest P; tables with fewer partitions use the first P workers.
         startup = engine.start(max(opts.partitions))
-        if opts.mode == "shared-nothing":
+        if opts.engine.cluster:
+            notes.append(
+                f"cluster {opts.engine.cluster}: connected in {startup:.2f} s; each partition "
+                "ran on the worker its table's manifest placed it on (see topology)"
+            )
+        elif opts.mode == "shared-nothing":
             notes.append(
                 f"{max(opts.partitions)} workers started once in {startup:.2f} s and stayed "
                 "attached; a table of P partitions used the first P (as in the spec)"
