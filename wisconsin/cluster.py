@@ -170,6 +170,8 @@ def wait_pinned(
                     failed[k] = exc
         if not pending:
             break
+        if first.done() and time.monotonic() < deadline:
+            continue  # progress: wait for the next one (no scheduler round trip on the fast path)
         if time.monotonic() >= deadline:
             for k, f in pending.items():
                 failed[k] = TimeoutError(f"no answer within {timeout:.0f} s")
