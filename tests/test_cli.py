@@ -283,3 +283,11 @@ def test_installed_command_smoke(tmp_path):
         [sys.executable, "-m", "wisconsin", "--help"], capture_output=True, text=True, timeout=60
     )
     assert out.returncode == 0 and "generate" in out.stdout
+
+
+def test_cli_reference_is_current(request):
+    """docs/cli.md is generated from --help; regenerate it when options change."""
+    doc = (request.config.rootpath / "docs" / "cli.md").read_text()
+    r = invoke("cli-reference")
+    assert r.exit_code == 0
+    assert r.output == doc, "docs/cli.md is stale: run `wisconsin cli-reference > docs/cli.md`"

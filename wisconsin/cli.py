@@ -103,6 +103,61 @@ def _engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key):
     return resolve_target(cluster_address, tls_ca, tls_cert, tls_key)
 
 
+# --------------------------------------------------------------------------- shared options
+
+PRESET = click.option(
+    "--preset",
+    default="laptop",
+    show_default=True,
+    help="Table sizes: tiny, laptop, clx or vlx (the spec's Table 1).",
+)
+SEED = click.option(
+    "--seed",
+    type=int,
+    default=1989,
+    show_default=True,
+    help="Generator seed: the same seed and sizes give the same rows.",
+)
+MODE = click.option(
+    "--mode",
+    type=click.Choice(["shared-nothing", "shared-memory"]),
+    default="shared-nothing",
+    show_default=True,
+    help="One worker process per partition, or one DuckDB with P threads.",
+)
+REPEAT = click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Timed repetitions per (table, query).",
+)
+
+
+def data_option(help_text: str):
+    return click.option(
+        "--data",
+        "data_dir",
+        type=click.Path(file_okay=False),
+        default="wisconsin-data",
+        show_default=True,
+        help=help_text,
+    )
+
+
+def _engine_config(mode, partitions, memory_limit, timeout, cluster_address, tls):
+    from wisconsin.engine import EngineConfig
+    from wisconsin.runner import default_memory_limit
+
+    address, security = _engine_target(cluster_address, mode, *tls)
+    return EngineConfig(
+        memory_limit=memory_limit or default_memory_limit(mode, partitions),
+        timeout_s=timeout,
+        cluster=address,
+        security=security,
+    )
+
+
 @contextlib.contextmanager
 def _progress(enabled: bool) -> Iterator:
     """A rich progress bar with rows/s; yields a (label, done, total) callback."""
@@ -161,21 +216,9 @@ def _progress(enabled: bool) -> Iterator:
     default=None,
     help="Comma-separated partition counts (default: the preset's, e.g. 2,4,8,16).",
 )
-@click.option(
-    "--preset",
-    default="laptop",
-    show_default=True,
-    help="Table sizes: tiny, laptop, clx or vlx (the spec's Table 1).",
-)
-@click.option("--seed", type=int, default=1989, show_default=True)
-@click.option(
-    "--data",
-    "data_dir",
-    type=click.Path(file_okay=False),
-    default="wisconsin-data",
-    show_default=True,
-    help="Directory holding one sub-directory per table.",
-)
+@PRESET
+@SEED
+@data_option("Directory holding one sub-directory per table.")
 @click.option(
     "--jobs", type=int, default=None, help="Concurrent builder processes (default: cores)."
 )
@@ -305,41 +348,21 @@ def export(table_dir, out_dir) -> None:
         click.echo(str(path))
 
 
-# --------------------------------------------------------------------------- report / plot / compare
-
-
 # --------------------------------------------------------------------------- bench
 
 
 @cli.command()
-@click.option(
-    "--preset",
-    default="laptop",
-    show_default=True,
-    help="Table sizes: tiny, laptop, clx or vlx (the spec's Table 1).",
-)
-@click.option(
-    "--data",
-    "data_dir",
-    type=click.Path(file_okay=False),
-    default="wisconsin-data",
-    show_default=True,
-    help="Where tables are generated (and reused from).",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(["shared-nothing", "shared-memory"]),
-    default="shared-nothing",
-    show_default=True,
-)
+@PRESET
+@data_option("Where tables are generated (and reused from).")
+@MODE
 @click.option(
     "--partitions",
     callback=_int_list,
     default=None,
     help="Partition counts (default: the preset's).",
 )
-@click.option("--seed", type=int, default=1989, show_default=True)
-@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True)
+@SEED
+@REPEAT
 @click.option(
     "--out", default="runs", show_default=True, help="Directory for run file, report, figures."
 )
@@ -362,23 +385,15 @@ def bench(
 ) -> None:
     """The main job: generate, run F and G at every partition count, report and plot."""
     from wisconsin.bench import bench as run_bench
-    from wisconsin.engine import EngineConfig
     from wisconsin.presets import get_preset
-    from wisconsin.runner import RunOptions, default_memory_limit
+    from wisconsin.runner import RunOptions
 
     parts = partitions or get_preset(preset).partitions
-    address, security = _engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key)
-    if address is None and worker_data is not None:
+    if cluster_address is None and worker_data is not None:
         raise click.UsageError("--worker-data needs --cluster")
+    engine = _engine_config(mode, parts, None, 3600, cluster_address, (tls_ca, tls_cert, tls_key))
     opts = RunOptions(
-        data_dir=data_dir,
-        mode=mode,
-        partitions=parts,
-        repeat=repeat,
-        out=out,
-        engine=EngineConfig(
-            memory_limit=default_memory_limit(mode, parts), cluster=address, security=security
-        ),
+        data_dir=data_dir, mode=mode, partitions=parts, repeat=repeat, out=out, engine=engine
     )
     with _progress(not quiet and sys.stderr.isatty()) as progress:
         result = run_bench(preset, data_dir, seed, opts, progress=progress, worker_data=worker_data)
@@ -398,21 +413,8 @@ def bench(
 
 
 @cli.command("run")
-@click.option(
-    "--data",
-    "data_dir",
-    type=click.Path(file_okay=False),
-    default="wisconsin-data",
-    show_default=True,
-    help="Directory the tables were generated into.",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(["shared-nothing", "shared-memory"]),
-    default="shared-nothing",
-    show_default=True,
-    help="One worker process per partition, or one DuckDB with P threads.",
-)
+@data_option("Directory the tables were generated into.")
+@MODE
 @click.option(
     "--tables",
     "kinds",
@@ -432,13 +434,7 @@ def bench(
     show_default=True,
     help="How the table scan is kept from being answered without scanning.",
 )
-@click.option(
-    "--repeat",
-    type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Timed repetitions per (table, query).",
-)
+@REPEAT
 @click.option(
     "--warmup",
     type=click.IntRange(min=0),
@@ -478,11 +474,12 @@ def run_command(
     tls_key,
 ) -> None:
     """Time the five queries on F and G tables at each partition count; save a run file."""
-    from wisconsin.engine import EngineConfig
     from wisconsin.queries import parse_queries
-    from wisconsin.runner import RunOptions, default_memory_limit, run
+    from wisconsin.runner import RunOptions, run
 
-    address, security = _engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key)
+    engine = _engine_config(
+        mode, partitions, memory_limit, timeout, cluster_address, (tls_ca, tls_cert, tls_key)
+    )
     opts = RunOptions(
         data_dir=data_dir,
         mode=mode,
@@ -493,12 +490,7 @@ def run_command(
         repeat=repeat,
         warmup=warmup,
         out=out,
-        engine=EngineConfig(
-            memory_limit=memory_limit or default_memory_limit(mode, partitions),
-            timeout_s=timeout,
-            cluster=address,
-            security=security,
-        ),
+        engine=engine,
     )
     with _progress(not quiet and sys.stderr.isatty()) as progress:
         result, path = run(opts, progress=progress)
@@ -564,6 +556,25 @@ def compare(run_a, run_b, force, fmt) -> None:
     from wisconsin.compare import compare_files
 
     click.echo(compare_files(run_a, run_b, force=force, fmt=fmt), nl=False)
+
+
+@cli.command("cli-reference", hidden=True)
+def cli_reference() -> None:
+    """Print every command's --help as Markdown (docs/cli.md is this output)."""
+    out = [
+        "# CLI reference",
+        "",
+        "Every command's `--help`. Generated by `wisconsin cli-reference > docs/cli.md`;",
+        "a test fails when this file is out of date.",
+        "",
+    ]
+    names = [""] + [n for n in cli.list_commands(None) if not cli.get_command(None, n).hidden]
+    for name in names:
+        cmd = cli.get_command(None, name) if name else cli
+        title = f"wisconsin {name}".strip()
+        ctx = click.Context(cmd, info_name=title, terminal_width=100, max_content_width=100)
+        out += [f"## {title}", "", "```", cmd.get_help(ctx), "```", ""]
+    click.echo("\n".join(out))
 
 
 def main() -> None:
