@@ -5,7 +5,8 @@ Usage: python benchmarks/store.py [--rows 1000000] [--repeat 3] [--cores 1] [--n
 Both sides run in this process, interleaved, each into a fresh file in a fresh temp dir,
 with the same DuckDB settings as wisconsin.store.build_partition (threads=1,
 memory_limit, PRAGMA force_compression='uncompressed', both tables with the same DDL,
-PRIMARY KEY unique2, copy table via INSERT..SELECT, CHECKPOINT, close, fsync):
+copy table via INSERT..SELECT, PRIMARY KEY unique2 added by ALTER TABLE after the load,
+CHECKPOINT, close, fsync):
 
   generate+store  store.build_partition(dir, n, seed, 0, 1): generate the rows (setup
                   included), content digest, DuckDB write of both tables, fsync, rename,
@@ -18,7 +19,7 @@ PRIMARY KEY unique2, copy table via INSERT..SELECT, CHECKPOINT, close, fsync):
                   a bounded queue that DuckDB reads from (the candidate for build_partition).
 
 Storage variants (raw writer, same data, ratios to the baseline raw writer): default
-compression, no PRIMARY KEY, no copy table, copy table written from Arrow again, the
+compression, PRIMARY KEY declared in CREATE TABLE (maintained during the load), no PRIMARY KEY, no copy table, copy table written from Arrow again, the
 Arrow table registered directly instead of through a reader.
 Goal: generate+store >= 0.8x the raw writer's rows/s.
 """
@@ -51,17 +52,12 @@ GOAL = 0.8
 MEMORY_LIMIT = "2GB"  # build_partition's default
 
 
-def ddl(name: str, primary_key: bool) -> str:
-    sql = store._ddl(name)
-    return sql if primary_key else sql.replace(", PRIMARY KEY (unique2)", "")
-
-
 def raw_write(
     path: Path,
     data: pa.Table,
     *,
     compression: str = "uncompressed",
-    primary_key: bool = True,
+    primary_key: str = "after",  # "after" the load (as build_partition) | "upfront" | "none"
     copy: str = "insert-select",  # "insert-select" | "arrow" | "none"
     source: str = "reader",  # "reader" (as build_partition) | "table"
 ) -> float:
@@ -71,9 +67,9 @@ def raw_write(
     try:
         if compression != "default":
             con.execute(f"PRAGMA force_compression='{compression}'")
-        con.execute(ddl(store.TABLE, primary_key))
-        if copy != "none":
-            con.execute(ddl(store.COPY_TABLE, primary_key))
+        tables = (store.TABLE,) if copy == "none" else (store.TABLE, store.COPY_TABLE)
+        for name in tables:
+            con.execute(store._ddl(name, primary_key=primary_key == "upfront"))
         for target in (store.TABLE, store.COPY_TABLE):
             if target == store.COPY_TABLE and copy != "arrow":
                 continue
@@ -83,6 +79,9 @@ def raw_write(
             con.unregister("generated_rows")
         if copy == "insert-select":
             con.execute(f"INSERT INTO {store.COPY_TABLE} SELECT * FROM {store.TABLE}")
+        if primary_key == "after":
+            for name in tables:
+                con.execute(f"ALTER TABLE {name} ADD PRIMARY KEY (unique2)")
         con.execute("CHECKPOINT")
     finally:
         con.close()
@@ -138,8 +137,8 @@ def overlapped_store(tdir: Path, n: int, seed: int, depth: int = 4) -> float:
     con = duckdb.connect(str(path), config={"threads": 1, "memory_limit": MEMORY_LIMIT})
     try:
         con.execute("PRAGMA force_compression='uncompressed'")
-        con.execute(store._ddl(store.TABLE))
-        con.execute(store._ddl(store.COPY_TABLE))
+        con.execute(store._ddl(store.TABLE, primary_key=False))
+        con.execute(store._ddl(store.COPY_TABLE, primary_key=False))
         con.register(
             "generated_rows",
             pa.RecordBatchReader.from_batches(generator.arrow_schema(), consume()),
@@ -147,6 +146,8 @@ def overlapped_store(tdir: Path, n: int, seed: int, depth: int = 4) -> float:
         con.execute(f"INSERT INTO {store.TABLE} SELECT * FROM generated_rows")
         con.unregister("generated_rows")
         con.execute(f"INSERT INTO {store.COPY_TABLE} SELECT * FROM {store.TABLE}")
+        for name in (store.TABLE, store.COPY_TABLE):
+            con.execute(f"ALTER TABLE {name} ADD PRIMARY KEY (unique2)")
         con.execute("CHECKPOINT")
     finally:
         stop.set()
@@ -211,7 +212,8 @@ def main() -> None:
         }
         variants = {
             "default compression": {"compression": "default"},
-            "no PRIMARY KEY": {"primary_key": False},
+            "PK declared up front": {"primary_key": "upfront"},
+            "no PRIMARY KEY": {"primary_key": "none"},
             "no copy table": {"copy": "none"},
             "copy from Arrow": {"copy": "arrow"},
             "Arrow table, not a reader": {"source": "table"},
