@@ -41,6 +41,9 @@ def test_every_query_verified_at_p_1_2_4(tables, tmp_path, mode):
             assert sum(s.rows_scanned for s in m.repetitions[0].partitions) == m.rows
         if m.query in ("select", "join", "update"):
             assert m.repetitions[0].rows == m.expected_rows > 0
+            # profiled on the warm-up only: timed repetitions carry no profiling cost
+            assert all(s.rows_scanned for s in m.warmup.partitions)
+            assert all(s.rows_scanned is None for s in m.repetitions[0].partitions)
         if m.query == "average":
             assert m.repetitions[0].answer is not None
     assert result.config.mode == mode

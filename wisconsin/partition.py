@@ -70,9 +70,19 @@ class PartitionSession:
     def __init__(self, con: duckdb.DuckDBPyConnection, label: str = ""):
         self.con = con
         self.label = label
-        con.execute("PRAGMA enable_profiling='no_output'")
-        con.execute("SET profiling_mode='detailed'")
+        self.profiling = False
+        self._profile(True)
         self.txid: str | None = None
+
+    def _profile(self, on: bool) -> None:
+        if on == self.profiling:
+            return
+        if on:
+            self.con.execute("PRAGMA enable_profiling='no_output'")
+            self.con.execute("SET profiling_mode='detailed'")
+        else:
+            self.con.execute("PRAGMA disable_profiling")
+        self.profiling = on
 
     @classmethod
     def open(cls, path: str, threads: int = 1, memory_limit: str = "1GB") -> PartitionSession:
@@ -92,6 +102,7 @@ class PartitionSession:
     def run(self, stmt: Statement, dispatched: float | None = None) -> dict:
         """Execute stmt; return its timings, answer rows and scan statistics."""
         started = time.time()
+        self._profile(stmt.profile)
         for name, value in stmt.settings:
             self.con.execute(f"SET {name} = '{value}'")
         reset_peak_rss()
@@ -100,10 +111,12 @@ class PartitionSession:
         rows = self.con.execute(stmt.sql).fetchall()
         engine_s = time.perf_counter() - t0
         cpu_s = time.process_time() - cpu0
-        profile = json.loads(self.con.get_profiling_information())
+        scanned, scans, projections = None, 0, []
+        if stmt.profile:  # before RESET, which is profiled too and would replace it
+            profile = json.loads(self.con.get_profiling_information())
+            scanned, scans, projections = _scan_stats(profile)
         for name, _ in stmt.settings:
             self.con.execute(f"RESET {name}")
-        scanned, scans, projections = _scan_stats(profile)
         return {
             "engine_s": engine_s,
             "cpu_s": cpu_s,

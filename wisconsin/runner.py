@@ -226,7 +226,12 @@ def measure(
         answer = None
         if query in ("select", "join"):
             engine.reset_result(f"{query}_result")
-        stmts = engine.statements(query, m, opts.scan_variant)
+        # Profile the warm-up and every scan; other timed repetitions run unprofiled.
+        profile = i < opts.warmup or query == "scan"
+        stmts = {
+            p: replace(s, profile=profile)
+            for p, s in engine.statements(query, m, opts.scan_variant).items()
+        }
         if query == "update":
             step = engine.update(f"u{uuid.uuid4().hex[:16]}", stmts)
             rows = verify_update_counts(m, exp, step)
