@@ -15,6 +15,8 @@ CHECKPOINT, close, fsync):
                   timed), read through a RecordBatchReader as build_partition does; then
                   connect, the same DDL and INSERTs, CHECKPOINT, close, fsync. No digest,
                   no rename, no marker.
+  PK up front     generate+store as build_partition did before 86f902a: PRIMARY KEY
+                  declared in CREATE TABLE, maintained during the load.
   overlapped      generate+store with generation + digest in a producer thread feeding
                   a bounded queue that DuckDB reads from (the candidate for build_partition).
 
@@ -94,6 +96,38 @@ def gen_store(tdir: Path, n: int, seed: int) -> float:
     permutation.cache_clear()  # per-(n, seed) setup counts, as in a fresh build worker
     t0 = time.perf_counter()
     store.build_partition(str(tdir), n, seed, 0, 1, memory_limit=MEMORY_LIMIT)
+    return time.perf_counter() - t0
+
+
+def gen_store_pk_upfront(tdir: Path, n: int, seed: int) -> float:
+    """build_partition's steps before 86f902a: PRIMARY KEY declared in CREATE TABLE."""
+    permutation.cache_clear()
+    t0 = time.perf_counter()
+    digest = store.ContentDigest()
+
+    def batches():
+        for b in generator.generate(n, seed, 0, n):
+            digest.update(b)
+            yield b
+
+    path = tdir / "upfront.duckdb"
+    con = duckdb.connect(str(path), config={"threads": 1, "memory_limit": MEMORY_LIMIT})
+    try:
+        con.execute("PRAGMA force_compression='uncompressed'")
+        con.execute(store._ddl(store.TABLE))
+        con.execute(store._ddl(store.COPY_TABLE))
+        con.register(
+            "generated_rows", pa.RecordBatchReader.from_batches(generator.arrow_schema(), batches())
+        )
+        con.execute(f"INSERT INTO {store.TABLE} SELECT * FROM generated_rows")
+        con.unregister("generated_rows")
+        con.execute(f"INSERT INTO {store.COPY_TABLE} SELECT * FROM {store.TABLE}")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    assert digest.rows == n
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
     return time.perf_counter() - t0
 
 
@@ -209,6 +243,7 @@ def main() -> None:
             "raw writer": lambda: fresh(root, lambda d: raw_write(d / "raw.duckdb", data)),
             "generate+store": lambda: fresh(root, gen_store, n, args.seed),
             "overlapped generate+store": lambda: fresh(root, overlapped_store, n, args.seed),
+            "generate+store, PK up front": lambda: fresh(root, gen_store_pk_upfront, n, args.seed),
         }
         variants = {
             "default compression": {"compression": "default"},
@@ -264,6 +299,11 @@ def main() -> None:
         f"-> {'met' if min(ratio, pr) >= GOAL else 'NOT met'}"
     )
     print(f"  overlapped vs generate+store: {gs / ov:.2f}x rows/s")
+    up = statistics.median(
+        a / b
+        for a, b in zip(times["generate+store, PK up front"], times["generate+store"], strict=True)
+    )
+    print(f"  generate+store with PK after the load vs PK up front: {up:.2f}x rows/s (paired)")
     if not args.no_variants:
         print("  storage variants, time ratio to the raw writer's baseline (>1 = slower):")
         for name in variants:
