@@ -5,9 +5,10 @@ Usage: python benchmarks/overhead.py [--rows 1000000] [--repeat 25] [--only a|b]
 (a) Shared-memory: an F table with --rows rows in --partitions partitions is built with
     wisconsin.build.build_tables into a temp dir. Per query, interleaved (order rotated
     every repetition), each side's wall time around one statement:
-      engine       SharedMemoryEngine.execute(statements), as the runner calls it
-                   (SET/RESET of the statement's settings, profiling on, profile JSON
-                   parsed, scan statistics, peak RSS, result rows fetched)
+      engine       SharedMemoryEngine.execute(statements), as the runner calls it for a
+                   timed repetition (SET/RESET of the statement's settings, peak RSS,
+                   result rows fetched; profiling + profile JSON only for the scan, as
+                   the runner does since 58228ab)
       raw          a bare duckdb.connect(':memory:', threads=P, same memory_limit) with the
                    same ATTACHes, UNION ALL views and result database, executing the same
                    SQL string (settings SET before, RESET after, untimed) and fetching
@@ -34,6 +35,7 @@ Usage: python benchmarks/overhead.py [--rows 1000000] [--repeat 25] [--only a|b]
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -111,10 +113,11 @@ def reset_result(cur, name: str) -> None:
     cur.execute("CHECKPOINT")  # as PartitionSession.reset_result
 
 
-def harness_pieces(engine: SharedMemoryEngine, m: store.Manifest) -> dict[str, float]:
+def harness_pieces(engine: SharedMemoryEngine, raw: Raw, m: store.Manifest) -> dict[str, float]:
     """Milliseconds of each step PartitionSession.run adds around the SQL itself."""
+    stmt = engine.statements("scan", m, "full-row")[WHOLE]
+    raw.prof.execute(engine.statements("average", m, "full-row")[WHOLE].sql).fetchall()
     cur = engine.whole.con
-    cur.execute(engine.statements("average", m, "full-row")[WHOLE].sql).fetchall()
 
     def ms(fn) -> float:
         ts = []
@@ -124,12 +127,19 @@ def harness_pieces(engine: SharedMemoryEngine, m: store.Manifest) -> dict[str, f
             ts.append(time.perf_counter() - t)
         return statistics.median(ts) * 1e3
 
+    def set_reset() -> None:
+        for name, value in stmt.settings:
+            cur.execute(f"SET {name} = '{value}'")
+        for name, _ in stmt.settings:
+            cur.execute(f"RESET {name}")
+
     return {
         "reset_peak_rss (write /proc/self/clear_refs)": ms(reset_peak_rss),
         "peak_rss_bytes (read /proc/self/status)": ms(peak_rss_bytes),
         "get_profiling_information + json.loads": ms(
-            lambda: json.loads(cur.get_profiling_information())
+            lambda: json.loads(raw.prof.get_profiling_information())
         ),
+        "scan's SET + RESET disabled_optimizers": ms(set_reset),
         "time.process_time": ms(time.process_time),
     }
 
@@ -155,6 +165,8 @@ def harness(rows: int, partitions: int, repeat: int, seed: int, root: Path) -> N
     try:
         for q in QUERIES_A:
             stmt = engine.statements(q, m, "full-row")[WHOLE]
+            # As the runner does for timed repetitions: only the scan is profiled.
+            stmt = dataclasses.replace(stmt, profile=q == "scan")
 
             def one(side: str, q=q, stmt=stmt) -> float:
                 result = f"{q}_result"
@@ -180,7 +192,7 @@ def harness(rows: int, partitions: int, repeat: int, seed: int, root: Path) -> N
                 k = i % len(sides)
                 for s in sides[k:] + sides[:k]:
                     times[(q, s)].append(one(s))
-        pieces = harness_pieces(engine, m)
+        pieces = harness_pieces(engine, raw, m)
     finally:
         same.close()
         raw.close()
@@ -211,7 +223,7 @@ def harness(rows: int, partitions: int, repeat: int, seed: int, root: Path) -> N
             )
             if s == "engine":
                 worst = max(worst, paired)
-    print("  harness pieces outside the SQL (median of 50 calls after the average query):")
+    print("  harness pieces outside the SQL (median of 50 calls; profile read after an AVG):")
     for name, ms in pieces.items():
         print(f"    {name:44s} {ms:7.3f} ms")
     print(
