@@ -328,7 +328,14 @@ def info(table_dir, no_verify, as_json) -> None:
             click.echo(f"problem: {line}", err=True)
         raise click.ClickException(f"{table_dir}: {len(problems)} problem(s) found")
     if not no_verify and not as_json:
-        click.echo("verified: every partition matches the manifest")
+        remote = [p.index for p in m.parts if p.worker]
+        if remote:
+            click.echo(
+                f"verified: every local partition matches the manifest; partitions "
+                f"{', '.join(map(str, remote))} live on cluster workers and were not read"
+            )
+        else:
+            click.echo("verified: every partition matches the manifest")
 
 
 @cli.command()
