@@ -136,11 +136,12 @@ class ContentDigest:
                     values = values.astype("<i4")
                 self._h[name].update(np.ascontiguousarray(values).data)
                 continue
-            if col.type != pa.large_string():
-                col = col.cast(pa.large_string())
+            if col.type not in (pa.string(), pa.large_string()):
+                col = col.cast(pa.large_string())  # e.g. string_view; copying is fine here
             if len(col) == 0:
                 continue
-            offs = np.frombuffer(col.buffers()[1], dtype="<i8")[
+            width = "<i4" if col.type == pa.string() else "<i8"  # no copy of the characters
+            offs = np.frombuffer(col.buffers()[1], dtype=width)[
                 col.offset : col.offset + len(col) + 1
             ]
             self._h[name + ".len"].update(np.diff(offs).astype("<i4").data)
