@@ -54,7 +54,7 @@ class Point:
     of_ceiling: float  # the same against the hardware ceiling instead of the ideal
     karp_flatt: float | None  # speedup only, undefined at P = P0
     startup: float | None  # median over reps of the mean partition start delay (s)
-    worker_startup: float  # Measurement.startup_s: workers + connections for this P (s)
+    worker_startup: float  # Measurement.startup_s: opening the P partitions (s)
     skew: float | None  # slowest / mean partition engine time
     interference: float | None  # per-partition engine time vs the same work at P0
     cpu_util: float | None  # sum cpu / (wall * min(P, cores))

@@ -208,7 +208,7 @@ def _causes_section(points: list[Point]) -> Section:
         "Of ceiling",
         "Karp-Flatt",
         "Start delay s",
-        "Worker startup s",
+        "Open s",
         "Skew",
         "Interference",
         "CPU util",
@@ -233,8 +233,9 @@ def _causes_section(points: list[Point]) -> Section:
         "Efficiency: speedup / (P/P0), or 1 / scaleup; of ceiling: the same against the "
         "hardware ceiling. Karp-Flatt: serial fraction "
         "(1/S - 1/p)/(1 - 1/p), p = P/P0, speedup only.",
-        "Start delay: mean partition dispatch-to-start; worker startup: workers and "
-        "connections, outside the timed query. Skew: slowest / mean partition engine time.",
+        "Start delay: mean partition dispatch-to-start; open: opening fresh connections to the "
+        "P partitions, outside the timed query (worker start-up is in the run's notes). "
+        "Skew: slowest / mean partition engine time.",
         "Interference: mean partition engine time at P over the same per-partition work at P0 "
         "(F: scaled by P0/P); above 1 the partitions slow each other down, including by "
         "sharing cores. CPU util: sum CPU / (wall x min(P, cores)). '-': not measured.",
