@@ -20,7 +20,7 @@ import duckdb
 import psutil
 
 from wisconsin import commit, queries
-from wisconsin.engine import EngineConfig, StepResult
+from wisconsin.engine import EngineConfig, StepResult, timed_update
 from wisconsin.partition import PartitionSession
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
@@ -167,11 +167,7 @@ class SharedMemoryEngine:
         return commit.Transport(prepare_all, commit_all, abort_all, redo)
 
     def update(self, txid: str, statements: Mapping[int, Statement]) -> StepResult:
-        t0 = time.perf_counter()
-        prepared, committed = commit.run_transaction(
-            commit.DecisionLog(self.table_dir), self._transport(), txid, statements
-        )
-        return StepResult(wall_s=time.perf_counter() - t0, units=prepared, commit=committed)
+        return timed_update(self.table_dir, self._transport(), txid, statements)
 
     def query(self, sql: str) -> dict[int, list[tuple]]:
         return {p: s.query(sql) for p, s in self.parts.items()}

@@ -19,7 +19,7 @@ from distributed import Client, Nanny, Scheduler, SpecCluster
 
 from wisconsin import WisconsinError, commit, queries, worker
 from wisconsin.cluster import wait_pinned, worker_addresses
-from wisconsin.engine import EngineConfig, StepResult
+from wisconsin.engine import EngineConfig, StepResult, timed_update
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
 from wisconsin.store import Manifest, partition_path
@@ -262,11 +262,7 @@ class SharedNothingEngine:
         return commit.Transport(prepare_all, commit_all, abort_all, redo)
 
     def update(self, txid: str, statements: Mapping[int, Statement]) -> StepResult:
-        t0 = time.perf_counter()
-        prepared, committed = commit.run_transaction(
-            commit.DecisionLog(self.table_dir), self._transport(), txid, statements
-        )
-        return StepResult(wall_s=time.perf_counter() - t0, units=prepared, commit=committed)
+        return timed_update(self.table_dir, self._transport(), txid, statements)
 
     def query(self, sql: str) -> dict[int, list[tuple]]:
         return self._map(worker.task_query, lambda p: (self.paths[p], sql))
