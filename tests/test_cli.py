@@ -291,3 +291,43 @@ def test_cli_reference_is_current(request):
     r = invoke("cli-reference")
     assert r.exit_code == 0
     assert r.output == doc, "docs/cli.md is stale: run `wisconsin cli-reference > docs/cli.md`"
+
+
+def test_ctrl_c_during_generate_is_one_line_and_resumable(tmp_path):
+    """A real ^C: SIGINT to the whole process group, as a terminal sends it."""
+    import signal
+    import time
+
+    exe = shutil.which("wisconsin") or os.path.join(os.path.dirname(sys.executable), "wisconsin")
+    args = [
+        exe,
+        "generate",
+        "--kind",
+        "F",
+        "--rows",
+        "2000000",
+        "--partitions",
+        "4",
+        "--jobs",
+        "1",
+        "--data",
+        str(tmp_path),
+        "--quiet",
+    ]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "F4" / "part-000.json").exists():  # one partition finished
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip() == "interrupted; partial work is kept and resumed by the next run"
+    assert not (tmp_path / "F4" / "manifest.json").exists()
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "kept from an earlier build" in done.stdout
+    assert not list((tmp_path / "F4").glob("*.tmp*"))
+    assert "verified" in invoke("info", tmp_path / "F4").output

@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import signal
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -76,10 +77,20 @@ def _prepare_dir(table_dir: Path) -> None:
         raise StoreError(f"cannot write to {table_dir}: {exc.strerror or exc}") from None
 
 
-def _build_task(table_dir, n, seed, part, parts, memory_limit, progress_queue, key):
-    # Runs in a spawned worker: report rows as they are generated, in coarse steps.
+_progress_queue = None  # in a builder process: where it reports generated rows
+
+
+def _init_builder(progress_queue) -> None:
+    """Builder process start: ^C is the coordinator's to handle (it stops the builders),
+    so a builder neither prints a traceback nor dies half-way on its own."""
+    global _progress_queue
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _progress_queue = progress_queue
+
+
+def _build_task(table_dir, n, seed, part, parts, memory_limit, key):
     def report(rows: int) -> None:
-        progress_queue.put((key, rows))
+        _progress_queue.put((key, rows))
 
     return key, store.build_partition(
         table_dir, n, seed, part, parts, memory_limit=memory_limit, progress=report
@@ -133,31 +144,37 @@ def build_tables(
     rows_done = 0
     if todo:
         ctx = multiprocessing.get_context("spawn")
-        with ctx.Manager() as manager:
-            q = manager.Queue()
-            mem = memory_per_job(jobs)
-            pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx)
-            try:
-                pending = {
-                    pool.submit(
-                        _build_task, str(data / s.name), s.n, s.seed, p, s.partitions, mem, q, i
-                    )
-                    for i, (s, p) in enumerate(todo)
-                }
-                while pending:
-                    finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                    rows_done += _drain(q)
-                    for fut in finished:
-                        key, info = fut.result()
-                        spec = todo[key][0]
-                        done_parts[spec.name].append(PartitionInfo(**info))
-                    if progress:
-                        progress(label, rows_done, rows_total)
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-            pool.shutdown()
-            rows_done += _drain(q)
+        q = ctx.Queue()
+        mem = memory_per_job(jobs)
+        pool = ProcessPoolExecutor(
+            max_workers=min(jobs, len(todo)),
+            mp_context=ctx,
+            initializer=_init_builder,
+            initargs=(q,),
+        )
+        try:
+            pending = {
+                pool.submit(_build_task, str(data / s.name), s.n, s.seed, p, s.partitions, mem, i)
+                for i, (s, p) in enumerate(todo)
+            }
+            while pending:
+                finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                rows_done += _drain(q)
+                for fut in finished:
+                    key, info = fut.result()
+                    spec = todo[key][0]
+                    done_parts[spec.name].append(PartitionInfo(**info))
+                if progress:
+                    progress(label, rows_done, rows_total)
+        except BaseException:
+            # ^C or a failed partition: stop every builder now. Their unfinished files keep
+            # a .tmp name, which the next build removes; finished partitions are kept.
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        rows_done += _drain(q)
 
     for spec in specs:
         if spec.name in manifests:
