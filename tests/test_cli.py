@@ -324,10 +324,60 @@ def test_ctrl_c_during_generate_is_one_line_and_resumable(tmp_path):
     os.killpg(proc.pid, signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
-    assert err.strip() == "interrupted; partial work is kept and resumed by the next run"
+    assert err.strip() == "interrupted; finished partitions are kept and the next generate resumes"
     assert not (tmp_path / "F4" / "manifest.json").exists()
     done = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "kept from an earlier build" in done.stdout
     assert not list((tmp_path / "F4").glob("*.tmp*"))
     assert "verified" in invoke("info", tmp_path / "F4").output
+
+
+def test_ctrl_c_during_run_stops_workers_quietly(data, tmp_path):
+    """^C mid-run: one line, exit 130, no run file, no worker tracebacks, no workers left."""
+    import signal
+    import time
+
+    import psutil
+
+    exe = shutil.which("wisconsin") or os.path.join(os.path.dirname(sys.executable), "wisconsin")
+    args = [
+        exe,
+        "run",
+        "--data",
+        str(data),
+        "--partitions",
+        "1,2",
+        "--repeat",
+        "200",
+        "--out",
+        str(tmp_path / "runs"),
+        "--quiet",
+    ]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while len(psutil.Process(proc.pid).children(recursive=True)) < 2:  # workers are up
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    time.sleep(2)
+    os.killpg(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert err.strip() == "interrupted; no run file was written"
+    assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").iterdir())
+    time.sleep(1)
+    alive = [
+        p
+        for p in psutil.process_iter(["status"])
+        if p.info["status"] != psutil.STATUS_ZOMBIE and _in_group(p, proc.pid)
+    ]
+    assert not alive, "worker processes outlived the interrupted run"
+
+
+def _in_group(p, pgid) -> bool:
+    try:
+        return os.getpgid(p.pid) == pgid
+    except (ProcessLookupError, PermissionError):
+        return False

@@ -23,7 +23,12 @@ class _Group(click.Group):
         except WisconsinError as exc:
             raise click.ClickException(str(exc)) from None
         except KeyboardInterrupt:
-            click.echo("interrupted; partial work is kept and resumed by the next run", err=True)
+            what = {
+                "generate": "finished partitions are kept and the next generate resumes",
+                "bench": "finished partitions are kept; no run file was written",
+                "run": "no run file was written",
+            }.get(ctx.invoked_subcommand or "", "nothing was written")
+            click.echo(f"interrupted; {what}", err=True)
             sys.exit(130)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
+import threading
 import time
 from collections.abc import Mapping
 
@@ -37,11 +39,25 @@ QUIET = {
     "distributed.worker.memory.pause": False,
     "distributed.worker.memory.terminate": False,
     "distributed.worker.daemon": False,
+    "distributed.worker.preload": ["wisconsin.worker"],  # its dask_setup: ignore ^C
 }
 
 
 class WorkerUnavailable(WisconsinError):
     pass
+
+
+@contextlib.contextmanager
+def _sigint_deferred():
+    """Block SIGINT in this thread (and threads it starts) for the block; deliver it after."""
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if main:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def worker_name(part: int) -> str:
@@ -93,18 +109,23 @@ class SharedNothingEngine:
                 "cls": Scheduler,
                 "options": {
                     "dashboard": False,
-                    "dashboard_address": None,
+                    # its HTTP endpoints start anyway: a free port, not a clash on 8787
+                    "dashboard_address": "127.0.0.1:0",
                     "host": "127.0.0.1",
                     "port": 0,
                 },
             }
             # Scoped: the in-process scheduler and nannies read it at start-up (nannies pass
             # it on to their worker processes); nothing leaks into the caller's process.
-            with dask.config.set(QUIET):
+            # A ^C meanwhile is deferred until the cluster object exists, so stop() can close
+            # it (raised as KeyboardInterrupt on unblocking). Worker processes start with a
+            # clean mask (spawn resets it): a ^C in their first ~0.5 s of imports, before
+            # their preload ignores it, can still print a traceback from a worker.
+            with dask.config.set(QUIET), _sigint_deferred():
                 self.cluster = SpecCluster(
                     scheduler=scheduler, workers=workers, silence_logs=logging.ERROR
                 )
-            self.client = Client(self.cluster, set_as_default=False)
+                self.client = Client(self.cluster, set_as_default=False)
         if placement is not None or not self.config.cluster:
             # On a cluster the owners are known only from each table's manifest: open_table
             # waits for exactly the workers it needs.

@@ -20,6 +20,17 @@ from wisconsin.queries import Statement
 PLUGIN = "wisconsin-partitions"
 
 
+def dask_setup(worker) -> None:
+    """Worker preload (local clusters): ^C in the user's terminal reaches every process of
+    the group; the coordinator handles it and stops the workers, so they ignore it rather
+    than each print a traceback."""
+    import contextlib
+    import signal
+
+    with contextlib.suppress(ValueError):  # not the main thread: leave the defaults
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class PartitionSessions(WorkerPlugin):
     name = PLUGIN
 
