@@ -24,7 +24,9 @@ PRESETS = {
     p.name: p
     for p in (
         Preset("tiny", 20_000, 5_000, (2, 4, 8, 16), "seconds; for tests and smoke runs"),
-        Preset("laptop", 1_000_000, 250_000, (2, 4, 8, 16), "the default; a few minutes on 2 cores"),
+        Preset(
+            "laptop", 1_000_000, 250_000, (2, 4, 8, 16), "the default; a few minutes on 2 cores"
+        ),
         Preset("clx", 2_441_440, 420_000, (2, 4, 8), "Tandem CLX sizes (spec Table 1)"),
         Preset("vlx", 8_000_000, 1_000_000, (2, 4, 8, 16), "Tandem VLX sizes (spec Table 1)"),
     )
