@@ -124,6 +124,8 @@ def build_tables(
             reused_tables.append(spec.name)
             continue
         _prepare_dir(tdir)
+        for stale in tdir.glob("*.tmp*"):  # half-written files of an interrupted build
+            stale.unlink()
         done_parts[spec.name] = []
         for part in range(spec.partitions):
             info = store.finished_partition(tdir, spec, part)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import statistics
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -513,8 +514,7 @@ def run_command(
 def _print_run_summary(result) -> None:
     by_table: dict[str, list[str]] = {}
     for m in result.measurements:
-        times = sorted(m.times)
-        by_table.setdefault(m.table, []).append(f"{m.query} {times[len(times) // 2] * 1e3:.1f}")
+        by_table.setdefault(m.table, []).append(f"{m.query} {statistics.median(m.times) * 1e3:.1f}")
     click.echo(f"{result.config.mode}: median ms per query (all answers verified)")
     for table, cells in by_table.items():
         click.echo(f"  {table:>4}  " + "  ".join(cells))

@@ -56,6 +56,14 @@ def resolve_target(
     Given TLS files, only ``tls://`` is accepted (an address without a scheme gets it);
     plain ``tcp://`` is refused rather than silently sending data unencrypted.
     """
+    from distributed.comm import parse_address, parse_host_port
+
+    try:  # before any Client exists: a half-built one hangs in __del__
+        parse_host_port(parse_address(address)[1])
+    except ValueError as exc:
+        raise ClusterError(
+            f"{address!r} is not a scheduler address (like tcp://host:8786): {exc}"
+        ) from None
     files = {"--tls-ca": tls_ca, "--tls-cert": tls_cert, "--tls-key": tls_key}
     given = {k: v for k, v in files.items() if v}
     scheme = address.split("://", 1)[0] if "://" in address else ""

@@ -182,6 +182,10 @@ class PartitionSession:
     def has_committed(self, txid: str) -> bool:
         return bool(self.query(f"SELECT count(*) FROM {TXN_TABLE} WHERE txid = '{txid}'")[0][0])
 
+    def prune_markers(self) -> None:
+        """Drop commit markers once recovery has run: only a pending decision needs them."""
+        self.con.execute(f"DELETE FROM {TXN_TABLE}")
+
     def redo(self, txid: str, stmt: Statement) -> None:
         """Recovery: apply a committed txid this partition missed, exactly once."""
         if self.has_committed(txid):

@@ -130,7 +130,14 @@ def _header(run: Run, cores: int) -> list[tuple[str, str]]:
             f"{cfg.repeat} timed per table and query (median reported), "
             f"{cfg.warmup} untimed warm-up",
         ),
-        ("Workers", f"{cfg.threads_per_worker} thread(s) each, memory limit {cfg.memory_limit}"),
+        (
+            ("Workers", f"{cfg.threads_per_worker} thread(s) each, memory limit {cfg.memory_limit}")
+            if cfg.mode != "shared-memory"
+            else (
+                "Engine",
+                f"one DuckDB, threads = P of each table, memory limit {cfg.memory_limit}",
+            )
+        ),
         ("Durability", cfg.durability),
     ]
     if topo.rtt_s is not None:

@@ -131,7 +131,7 @@ class RunConfig:
     repeat: int
     warmup: int
     seed: int
-    threads_per_worker: int
+    threads_per_worker: int  # shared-nothing: DuckDB threads per worker; 0: threads = P
     memory_limit: str
     durability: str  # how commits reached disk, in words
 

@@ -94,6 +94,16 @@ def load_tables(opts: RunOptions) -> dict[str, store.Manifest]:
 
 
 def validate(opts: RunOptions) -> None:
+    import duckdb
+
+    try:  # DuckDB's own parser decides what a memory limit is
+        duckdb.connect(":memory:", config={"memory_limit": opts.engine.memory_limit}).close()
+    except duckdb.Error as exc:
+        reason = str(exc).splitlines()[0]
+        raise WisconsinError(
+            f"--memory-limit {opts.engine.memory_limit!r} is not a DuckDB memory limit "
+            f"(like 4GB or 512MB): {reason}"
+        ) from None
     if opts.mode not in MODES:
         raise WisconsinError(f"unknown mode {opts.mode!r}; choose from {', '.join(MODES)}")
     if opts.scan_variant not in SCAN_VARIANTS:
@@ -342,7 +352,8 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
         repeat=opts.repeat,
         warmup=opts.warmup,
         seed=first.seed,
-        threads_per_worker=opts.engine.threads_per_worker,
+        # shared-memory runs one DuckDB whose threads = P of each table: recorded as 0
+        threads_per_worker=opts.engine.threads_per_worker if opts.mode == "shared-nothing" else 0,
         memory_limit=opts.engine.memory_limit,
         durability=DURABILITY,
     )

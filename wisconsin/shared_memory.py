@@ -73,6 +73,8 @@ class SharedMemoryEngine:
             self.parts[p.index] = PartitionSession(cur, label=f"p{p.index}")
         self.whole = PartitionSession(self.con.cursor(), label="all")
         commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.parts)))
+        for s in self.parts.values():
+            s.prune_markers()
         return time.perf_counter() - t0
 
     def close_table(self) -> None:
@@ -181,7 +183,7 @@ class SharedMemoryEngine:
             hosts=(
                 HostInfo(
                     host=socket.gethostname(),
-                    workers=(f"duckdb[threads={self.partitions}] pid {os.getpid()}",),
+                    workers=(f"one DuckDB (threads = P of each table), pid {os.getpid()}",),
                     cores=psutil.cpu_count(logical=True) or 1,
                     memory_bytes=psutil.virtual_memory().total,
                 ),

@@ -20,7 +20,7 @@ import dask
 from distributed import Client, Nanny, Scheduler, SpecCluster
 
 from wisconsin import WisconsinError, commit, queries, worker
-from wisconsin.cluster import wait_pinned, worker_addresses
+from wisconsin.cluster import connect, wait_pinned, worker_addresses
 from wisconsin.engine import EngineConfig, StepResult, timed_update
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
@@ -83,11 +83,8 @@ class SharedNothingEngine:
         self.placement = dict(placement or {p: worker_name(p) for p in range(partitions)})
         if self.config.cluster:
             if self.client is None:
-                self.client = Client(
-                    self.config.cluster,
-                    security=self.config.security,
-                    timeout=f"{min(self.config.timeout_s, 60)}s",
-                    set_as_default=False,
+                self.client = connect(
+                    self.config.cluster, self.config.security, min(self.config.timeout_s, 60)
                 )
         else:
             self.stop()
@@ -182,6 +179,7 @@ class SharedNothingEngine:
         self._known = worker_addresses(self.client)
         self._map(worker.task_open, lambda p: (self.paths[p],))
         commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.paths)))
+        self._map(worker.task_prune_markers, lambda p: (self.paths[p],))
         return time.perf_counter() - t0
 
     def close_table(self) -> None:

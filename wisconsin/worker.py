@@ -141,6 +141,10 @@ def task_abort(path: str, txid: str) -> None:
         s.abort()
 
 
+def task_prune_markers(path: str) -> None:
+    _sessions().session(path).prune_markers()
+
+
 def task_redo(path: str, txid: str, stmt: Statement) -> None:
     _sessions().session(path).redo(txid, stmt)
 
