@@ -101,7 +101,7 @@ def test_interrupted_build_is_resumed(data, tmp_path):
     one_line_error(invoke("info", target / "F2"), "no manifest.json")
     r = invoke("generate", "--kind", "F", "--rows", "3000", "--partitions", "2", "--data", target)
     assert r.exit_code == 0, r.output
-    assert "1 partitions kept from an earlier build" in r.output
+    assert "1 partition kept from an earlier build" in r.output
     assert not list((target / "F2").glob("*.tmp*"))
     r = invoke("info", target / "F2")
     assert r.exit_code == 0 and "verified" in r.output
@@ -382,3 +382,55 @@ def _in_group(p, pgid) -> bool:
         return os.getpgid(p.pid) == pgid
     except (ProcessLookupError, PermissionError):
         return False
+
+
+def test_run_defaults_to_the_partition_counts_generated(data, tmp_path):
+    r = invoke(
+        "run",
+        "--data",
+        data,
+        "--mode",
+        "shared-memory",
+        "--repeat",
+        "1",
+        "--queries",
+        "average",
+        "--out",
+        tmp_path,
+        "--quiet",
+    )
+    assert r.exit_code == 0, r.output
+    tables = [line.split()[0] for line in r.output.splitlines() if line.startswith("  ")]
+    assert tables == ["F1", "G1", "F2", "G2"]
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["--memory-limit", "banana"], ["is not a DuckDB memory limit"]),
+        (["--out", "results.txt"], ["give a directory, or a file name ending in .json"]),
+        (["--cluster", "bogus", "--timeout", "5"], ["'bogus' is not a scheduler address"]),
+        (["--cluster", "tcp://127.0.0.1:1", "--timeout", "5"], ["cannot connect to the scheduler"]),
+        (["--tables", "G", "--partitions", "3"], ["table G3 is not generated", "it holds F1"]),
+    ],
+)
+def test_run_more_bad_input(data, tmp_path, args, fragments):
+    one_line_error(invoke("run", "--data", data, "--quiet", "--partitions", "1", *args), *fragments)
+
+
+def test_info_on_a_data_directory_names_its_tables(data):
+    one_line_error(invoke("info", data), "is a data directory holding tables F1, F2, G1, G2")
+
+
+def test_usage_errors_are_one_line(tmp_path):
+    exe = shutil.which("wisconsin") or os.path.join(os.path.dirname(sys.executable), "wisconsin")
+    for args in (
+        ["run", "--partiton", "2"],
+        ["run", "--mode", "shared-mem"],
+        ["nosuch"],
+        ["generate", "--kind", "H"],
+    ):
+        out = subprocess.run([exe, *args], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2, args
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+        assert out.stderr.startswith("Error: ") and "--help" in out.stderr

@@ -289,10 +289,12 @@ def generate(
         click.echo(f"{Path(data_dir) / m.name}: {m.rows:,} rows in {m.partitions} partitions{note}")
     if result.rows_built:
         click.echo(
-            f"built {result.built_partitions} partitions ({result.rows_built:,} rows) in "
+            f"built {result.built_partitions} partition{'s' * (result.built_partitions != 1)} "
+            f"({result.rows_built:,} rows) in "
             f"{result.seconds:.1f} s, {result.rows_per_second / 1e6:.2f} M rows/s"
             + (
-                f"; {result.reused_partitions} partitions kept from an earlier build"
+                f"; {result.reused_partitions} partition{'s' * (result.reused_partitions != 1)} "
+                "kept from an earlier build"
                 if result.reused_partitions
                 else ""
             )
@@ -436,7 +438,12 @@ def bench(
     callback=_kinds,
     help="F (speedup), G (scaleup) or F,G.",
 )
-@click.option("--partitions", callback=_int_list, default="2,4,8,16", show_default=True)
+@click.option(
+    "--partitions",
+    callback=_int_list,
+    default=None,
+    help="Partition counts (default: every count generated in --data for the chosen tables).",
+)
 @click.option(
     "--queries", "query_list", default="scan,select,average,update,join", show_default=True
 )
@@ -488,10 +495,16 @@ def run_command(
 ) -> None:
     """Time the five queries on F and G tables at each partition count; save a run file."""
     from wisconsin.queries import parse_queries
-    from wisconsin.runner import RunOptions, run
+    from wisconsin.runner import RunOptions, available_partitions, run
 
+    partitions = partitions or available_partitions(data_dir, kinds) or None
     engine = _engine_config(
-        mode, partitions, memory_limit, timeout, cluster_address, (tls_ca, tls_cert, tls_key)
+        mode,
+        partitions or (16,),
+        memory_limit,
+        timeout,
+        cluster_address,
+        (tls_ca, tls_cert, tls_key),
     )
     opts = RunOptions(
         data_dir=data_dir,
@@ -590,4 +603,17 @@ def cli_reference() -> None:
 
 
 def main() -> None:
-    cli(prog_name="wisconsin")
+    """Entry point: every error a user can cause is one line on stderr and exit code 2."""
+    try:
+        code = cli.main(prog_name="wisconsin", standalone_mode=False)
+    except click.UsageError as exc:
+        where = f"wisconsin {exc.ctx.info_name}" if exc.ctx and exc.ctx.parent else "wisconsin"
+        click.echo(f"Error: {exc.format_message()} (see '{where} --help')", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        click.echo(f"Error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

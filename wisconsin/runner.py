@@ -40,7 +40,7 @@ class RunOptions:
     data_dir: str
     mode: str = "shared-nothing"
     kinds: tuple[str, ...] = ("F", "G")
-    partitions: tuple[int, ...] = (2, 4, 8, 16)
+    partitions: tuple[int, ...] | None = None  # None: every count generated for all kinds
     queries: tuple[str, ...] = QUERIES
     scan_variant: str = DEFAULT_SCAN_VARIANT
     repeat: int = 3
@@ -75,16 +75,26 @@ def make_engine(mode: str, config: EngineConfig) -> Engine:
     raise WisconsinError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
 
 
+def available_partitions(data_dir: str, kinds) -> tuple[int, ...]:
+    """Partition counts generated in data_dir for every one of kinds."""
+    found = store.tables_in(data_dir).values()
+    counts = [{p for k, p in found if k == kind} for kind in kinds]
+    return tuple(sorted(set.intersection(*counts))) if counts else ()
+
+
 def load_tables(opts: RunOptions) -> dict[str, store.Manifest]:
     """Manifests of every table the run needs; a clear error for any missing one."""
     manifests = {}
+    have = store.tables_in(opts.data_dir)
     for kind in opts.kinds:
         for p in opts.partitions:
             tdir = Path(opts.data_dir) / f"{kind}{p}"
-            if not (tdir / store.MANIFEST).exists():
+            if f"{kind}{p}" not in have:
+                found = f"it holds {', '.join(have)}" if have else "it holds no tables"
                 raise WisconsinError(
-                    f"table {kind}{p} is not generated in {opts.data_dir}: run "
-                    f"`wisconsin generate --kind {kind} --partitions {p} --data {opts.data_dir}`"
+                    f"table {kind}{p} is not generated in {opts.data_dir} ({found}): "
+                    "generate it with the same --rows and --seed, or choose --tables and "
+                    "--partitions to match"
                 )
             manifests[f"{kind}{p}"] = store.read_manifest(tdir)
     seeds = {m.seed for m in manifests.values()}
@@ -288,6 +298,8 @@ def default_run_path(out: str, mode: str) -> Path:
     p = Path(out)
     if p.suffix == ".json":
         return p
+    if p.is_file() or p.suffix in (".txt", ".csv", ".md", ".log"):
+        raise WisconsinError(f"--out {out}: give a directory, or a file name ending in .json")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     host = socket.gethostname().split(".")[0] or "host"
     return p / f"{stamp}-{host}-{mode}.json"
@@ -295,6 +307,14 @@ def default_run_path(out: str, mode: str) -> Path:
 
 def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     """Measure, verify, save; return the run and the run file's path."""
+    if opts.partitions is None:
+        found = available_partitions(opts.data_dir, opts.kinds)
+        if not found:
+            raise WisconsinError(
+                f"no {' and '.join(opts.kinds)} tables in {opts.data_dir}: run "
+                f"`wisconsin generate --data {opts.data_dir}` first"
+            )
+        opts = replace(opts, partitions=found)
     validate(opts)
     out_path = default_run_path(opts.out, opts.mode)
     if out_path.exists():

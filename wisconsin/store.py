@@ -318,6 +318,12 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
+        inside = tables_in(tdir)
+        if inside:
+            raise StoreError(
+                f"{tdir} is a data directory holding tables {', '.join(inside)}; "
+                f"give one of them, e.g. {tdir / next(iter(inside))}"
+            ) from None
         raise StoreError(
             f"{tdir}: no manifest.json (the table was never completely built; "
             "run `wisconsin generate` again to finish it)"
@@ -340,6 +346,18 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
     ):
         raise StoreError(f"{path}: corrupt manifest (partitions do not add up)")
     return m
+
+
+def tables_in(data_dir: str | os.PathLike) -> dict[str, tuple[str, int]]:
+    """Complete tables under a data directory: {"F4": ("F", 4), ...}, F before G, by P."""
+    found = {}
+    root = Path(data_dir)
+    if root.is_dir():
+        for d in root.iterdir():
+            kind, count = d.name[:1], d.name[1:]
+            if kind in KINDS and count.isdigit() and (d / MANIFEST).is_file():
+                found[d.name] = (kind, int(count))
+    return dict(sorted(found.items(), key=lambda item: item[1]))
 
 
 def partition_path(table_dir: str | os.PathLike, part: PartitionInfo) -> Path:
