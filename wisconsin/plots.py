@@ -59,7 +59,7 @@ def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) ->
             color="#c03030",
             linewidth=1.2,
             linestyle="-.",
-            label="hardware ceiling",
+            label="hardware ceiling" if kind == "F" else "best possible on this machine",
         )
         ys = [p.ratio.value for p in pts]
         # Points without an interval (one repetition) get a zero-length bar, not a fake one.
@@ -94,7 +94,8 @@ def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) ->
     ticks = sorted(xs_all)
     ax.set_xticks(ticks, [str(t) for t in ticks])
     ax.set_xlabel("partitions")
-    ax.set_ylabel(f"{KIND_NAME[kind]} ratio")
+    better = "higher" if kind == "F" else "lower"
+    ax.set_ylabel(f"{KIND_NAME[kind]} ratio ({better} is better)")
     ax.set_title(f"{label} {KIND_NAME[kind]}")
     ax.grid(True, linewidth=0.3)
     if legend:

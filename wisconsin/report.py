@@ -23,8 +23,8 @@ MARK_WIDE = "~"
 MARK_OVER = "*"
 MARK_UNVERIFIED = "?"
 KIND_TITLE = {
-    "F": "Speedup (F tables): T(F_P0) / T(F_P)",
-    "G": "Scaleup (G tables): T(G_P) / T(G_P0)",
+    "F": "Speedup (F tables): T(F_P0) / T(F_P), higher is better",
+    "G": "Scaleup (G tables): T(G_P) / T(G_P0), lower is better",
 }
 
 
@@ -171,9 +171,8 @@ def _ratio_section(kind: str, points: list[Point]) -> Section | None:
     if len({p.P0 for p in pts}) == 1:
         by_p = {p.P: p for p in pts}
         rows.append(["Ideal", *[fnum(by_p[c].ideal) if c in by_p else "-" for c in cols]])
-        rows.append(
-            ["Hardware ceiling", *[fnum(by_p[c].ceiling) if c in by_p else "-" for c in cols]]
-        )
+        bound = "Hardware ceiling" if kind == "F" else "Best possible (hw)"
+        rows.append([bound, *[fnum(by_p[c].ceiling) if c in by_p else "-" for c in cols]])
     p0s = _plist(p.P0 for p in pts)
     notes = [
         f"Ours: P0 = {p0s} (the smallest partition count measured), 95% bootstrap CI in "
