@@ -67,7 +67,8 @@ def check_existing(table_dir: Path, spec: TableSpec) -> Manifest | None:
     return m
 
 
-def _prepare_dir(table_dir: Path) -> None:
+def prepare_table_dir(table_dir: Path) -> None:
+    """Create a table directory and prove it is writable, or StoreError in one line."""
     try:
         table_dir.mkdir(parents=True, exist_ok=True)
         probe = table_dir / f".write-test-{os.getpid()}"
@@ -123,7 +124,7 @@ def build_tables(
             manifests[spec.name] = existing
             reused_tables.append(spec.name)
             continue
-        _prepare_dir(tdir)
+        prepare_table_dir(tdir)
         for stale in tdir.glob("*.tmp*"):  # half-written files of an interrupted build
             stale.unlink()
         done_parts[spec.name] = []

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import WisconsinError, store
-from wisconsin.build import BuildResult, Progress, check_existing
-from wisconsin.store import Manifest, PartitionInfo, StoreError, TableSpec
+from wisconsin.build import BuildResult, Progress, check_existing, prepare_table_dir
+from wisconsin.store import Manifest, PartitionInfo, TableSpec
 
 DATA_DIR_ENV = "WISCONSIN_DATA_DIR"
 CONNECT_TIMEOUT_S = 30.0
@@ -299,10 +299,7 @@ def build_tables_on_cluster(
             manifests[spec.name] = existing
             reused_tables.append(spec.name)
             continue
-        try:
-            tdir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot write to {tdir}: {exc.strerror or exc}") from None
+        prepare_table_dir(tdir)
         for p, w in choose_placement(names, spec.partitions).items():
             owners[(spec.name, p)] = w
 
