@@ -134,3 +134,14 @@ def test_base_note_and_unverified_marker():
     assert "Our base differs from Tandem's (P = 2)" in text
     row = next(ln for ln in text.splitlines() if ln.startswith("Table Scan"))
     assert re.search(r"1\.95 \[[0-9.]+-[0-9.]+\]~?\?", row), row
+
+
+def test_as_written_scan_is_labelled_not_a_scan():
+    from dataclasses import replace
+
+    from wisconsin import runfile
+    from wisconsin.report import render_report
+
+    run = runfile.load(FIX / "run_a.json")
+    run = replace(run, config=replace(run.config, scan_variant="as-written"))
+    assert "reads no rows: NOT a scan" in render_report([run], "text")
