@@ -67,6 +67,15 @@ def check_existing(table_dir: Path, spec: TableSpec) -> Manifest | None:
     return m
 
 
+def reuse_or_prepare(table_dir: Path, spec: TableSpec) -> Manifest | None:
+    """The manifest if table_dir already holds this complete table; else prepare the
+    directory for building it (StoreError if it holds another table or is not writable)."""
+    existing = check_existing(table_dir, spec)
+    if existing is None:
+        prepare_table_dir(table_dir)
+    return existing
+
+
 def prepare_table_dir(table_dir: Path) -> None:
     """Create a table directory and prove it is writable, or StoreError in one line."""
     try:
@@ -119,12 +128,11 @@ def build_tables(
     reused_parts = 0
     for spec in specs:
         tdir = data / spec.name
-        existing = check_existing(tdir, spec)
+        existing = reuse_or_prepare(tdir, spec)
         if existing is not None:
             manifests[spec.name] = existing
             reused_tables.append(spec.name)
             continue
-        prepare_table_dir(tdir)
         for stale in tdir.glob("*.tmp*"):  # half-written files of an interrupted build
             stale.unlink()
         done_parts[spec.name] = []

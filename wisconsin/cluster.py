@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import WisconsinError, store
-from wisconsin.build import BuildResult, Progress, check_existing, prepare_table_dir
+from wisconsin.build import BuildResult, Progress, reuse_or_prepare
 from wisconsin.store import Manifest, PartitionInfo, TableSpec
 
 DATA_DIR_ENV = "WISCONSIN_DATA_DIR"
@@ -294,12 +294,11 @@ def build_tables_on_cluster(
     by_name = {s.name: s for s in specs}
     for spec in specs:
         tdir = data / spec.name
-        existing = check_existing(tdir, spec)
+        existing = reuse_or_prepare(tdir, spec)
         if existing is not None:
             manifests[spec.name] = existing
             reused_tables.append(spec.name)
             continue
-        prepare_table_dir(tdir)
         for p, w in choose_placement(names, spec.partitions).items():
             owners[(spec.name, p)] = w
 

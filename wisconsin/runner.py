@@ -320,7 +320,7 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     if out_path.exists():
         raise WisconsinError(f"{out_path} already exists; run files are never overwritten")
     manifests = load_tables(opts)
-    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    started = store.utc_now()
     total = len(manifests) * len(opts.queries) * (opts.warmup + opts.repeat)
     done = 0
     label = f"{opts.mode}: verifying answers"
@@ -380,7 +380,7 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     result = Run(
         schema_version=runfile.SCHEMA_VERSION,
         started_utc=started,
-        finished_utc=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        finished_utc=store.utc_now(),
         environment=environment.capture(),
         config=config,
         topology=topology,

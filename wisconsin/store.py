@@ -297,9 +297,14 @@ def make_manifest(spec: TableSpec, parts: Iterable[PartitionInfo]) -> Manifest:
         table=TABLE,
         copy_table=COPY_TABLE,
         storage=dict(STORAGE),
-        created_utc=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        created_utc=utc_now(),
         parts=tuple(sorted(parts, key=lambda p: p.index)),
     )
+
+
+def utc_now() -> str:
+    """The timestamp format of manifests and run files."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def write_manifest(table_dir: Path, manifest: Manifest) -> None:
