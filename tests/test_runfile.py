@@ -29,10 +29,23 @@ def test_never_overwrites(run, tmp_path):
 
 
 def test_unknown_version_fails_clearly(run, tmp_path):
-    data = runfile.to_dict(run) | {"schema_version": 2}
-    (tmp_path / "v2.json").write_text(json.dumps(data))
-    with pytest.raises(RunFileError, match="schema version 2 is not supported"):
-        runfile.load(tmp_path / "v2.json")
+    data = runfile.to_dict(run) | {"schema_version": 99}
+    (tmp_path / "v99.json").write_text(json.dumps(data))
+    with pytest.raises(RunFileError, match="schema version 99 is not supported"):
+        runfile.load(tmp_path / "v99.json")
+
+
+def test_schema_1_migrates_on_load(request):
+    raw = json.loads((request.config.rootpath / FIXTURE).read_text())
+    assert raw["schema_version"] == 1 and "cold" in raw["measurements"][0]["warmup"]
+    run = runfile.load(request.config.rootpath / FIXTURE)
+    assert run.schema_version == runfile.SCHEMA_VERSION == 2
+    m = run.measurements[0]
+    # what schema 1 did not record stays unknown, never guessed
+    assert m.cache == "" and not m.warmup.cold and m.repetitions[0].round is None
+    assert all(p.bytes_read is None for p in m.repetitions[0].partitions)
+    assert run.config.interleaved is False and run.status == "complete"
+    assert any("migrated from run-file schema 1" in n for n in run.notes)
 
 
 @pytest.mark.parametrize("content", ["", "{", "[]", '{"schema_version": 1}'])

@@ -18,7 +18,10 @@ import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Versions from_dict can read: older ones are migrated on load (see _migrate).
+READABLE_VERSIONS = (1, 2)
+CACHE_STATES = ("cold", "warm")
 QUERIES = ("scan", "select", "average", "update", "join")
 
 
@@ -38,6 +41,10 @@ class PartitionSample:
     start_delay_s: float = 0.0  # from coordinator dispatch to the partition starting work
     worker: str = ""  # worker name (shared-nothing / cluster)
     host: str = ""
+    # --- schema 2: the evidence an auditor re-checks (None / () = not recorded)
+    bytes_read: int | None = None  # read from storage by this process during the statement
+    projections: tuple[tuple[str, ...], ...] = ()  # columns each table scan read (profiled)
+    data_bytes: int | None = None  # on-disk size of this partition's queried data
 
 
 @dataclass(frozen=True)
@@ -45,12 +52,18 @@ class Repetition:
     """One execution of one query on one table. index 0 is the untimed warm-up."""
 
     index: int
-    cold: bool  # True for the warm-up (first touch after connections were opened)
+    cold: bool  # schema 2: the OS page cache and DuckDB held none of its data (evicted, proven)
     wall_s: float  # coordinator wall time, dispatch to last answer
     rows: int  # rows returned / inserted / updated / joined (verified)
     partitions: tuple[PartitionSample, ...] = ()
     answer: float | None = None  # the AVG value, for the average query
     verified: bool = True
+    # --- schema 2
+    round: int | None = None  # interleaving round it ran in (None: v1, back to back)
+    position: int | None = None  # its position in that round's shuffled order
+    dispatched_unix: float | None = None  # wall clock at dispatch (timeline figures)
+    overhead_s: float | None = None  # empty statement, same path, same P, just before
+    engine_share: float | None = None  # max partition engine_s / wall_s
 
 
 @dataclass(frozen=True)
@@ -67,6 +80,10 @@ class Measurement:
     repetitions: tuple[Repetition, ...]
     expected_rows: int  # the independently computed answer the runner verified against
     startup_s: float = 0.0  # opening fresh connections to the P partitions (workers running)
+    # --- schema 2
+    cache: str = ""  # "cold" | "warm" for every timed repetition; "" = not recorded (v1)
+    table_bytes: int | None = None  # on-disk bytes of the queried table over all partitions
+    fits_in_ram: bool | None = None  # table_bytes < the memory of the host(s) running it
 
     @property
     def times(self) -> tuple[float, ...]:
@@ -120,6 +137,31 @@ class Topology:
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """The machine profile the analysis bounds each point with (measured by the run)."""
+
+    measured_utc: str
+    cores: int
+    storage_read_bytes_per_s: float | None  # sequential read of an evicted file, one stream
+    memory_read_bytes_per_s: float | None  # one core streaming resident memory
+    # per query: rows/s of one in-process DuckDB thread on the unpartitioned table
+    scan_rows_per_s: tuple[tuple[str, float], ...] = ()
+    # P -> median harness overhead (empty statement through the run's engine to P partitions)
+    dispatch_s: tuple[tuple[int, float], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Round:
+    """One interleaving round: every (table, query) once, in a seeded shuffled order."""
+
+    index: int
+    seed: int
+    order: tuple[str, ...]  # "F4/scan", ... in execution order
+    started_utc: str = ""
+
+
+@dataclass(frozen=True)
 class RunConfig:
     mode: str  # "shared-nothing" | "shared-memory"
     cluster: str | None  # scheduler address, None for a local run
@@ -134,6 +176,14 @@ class RunConfig:
     threads_per_worker: int  # shared-nothing: DuckDB threads per worker; 0: threads = P
     memory_limit: str
     durability: str  # how commits reached disk, in words
+    # --- schema 2
+    cache: str = ""  # "cold" | "warm"; "" = not recorded (v1: data was resident)
+    interleaved: bool = False  # rounds of shuffled (table, query) vs back to back (v1)
+    order_seed: int | None = None
+    min_reps: int | None = None
+    max_reps: int | None = None
+    target_ci: float | None = None  # relative half-width every headline ratio must reach
+    time_budget_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -147,6 +197,12 @@ class Run:
     tables: tuple[TableInfo, ...]
     measurements: tuple[Measurement, ...]
     notes: tuple[str, ...] = field(default=())
+    # --- schema 2
+    status: str = "complete"  # "complete" | "incomplete" (a failed or interrupted run)
+    stop_reason: str = ""  # why the rounds stopped (max reps, target CI met, budget, error)
+    calibration: Calibration | None = None
+    baseline: tuple[Measurement, ...] = ()  # one in-process DuckDB thread, unpartitioned table
+    rounds: tuple[Round, ...] = ()
 
     def measurement(self, table: str, query: str) -> Measurement | None:
         for m in self.measurements:
@@ -186,13 +242,35 @@ def _build(tp, value):
     return value
 
 
+def _migrate_v1(data: dict) -> dict:
+    """Schema 1 -> 2. What v1 did not record stays None/"" (never guessed): cache state,
+    bytes read, projections, harness overhead, repetition order. v1's `cold` flag marked
+    the warm-up whatever the cache held (its data was resident), so it becomes False."""
+    out = dict(data, schema_version=2)
+    meas = []
+    for m in data.get("measurements", []):
+        m = dict(m)
+        m["warmup"] = dict(m["warmup"], cold=False)
+        m["repetitions"] = [dict(r, cold=False) for r in m.get("repetitions", [])]
+        meas.append(m)
+    out["measurements"] = meas
+    out["notes"] = [
+        *data.get("notes", []),
+        "migrated from run-file schema 1: cache state, bytes read, scan projections, harness "
+        "overhead and repetition order were not recorded (repetitions ran back to back)",
+    ]
+    return out
+
+
 def from_dict(data: dict) -> Run:
     version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         raise RunFileError(
             f"run file schema version {version!r} is not supported (this wisconsin reads "
-            f"version {SCHEMA_VERSION})"
+            f"versions {', '.join(map(str, READABLE_VERSIONS))})"
         )
+    if version == 1:
+        data = _migrate_v1(data)
     try:
         return _build(Run, data)
     except (TypeError, ValueError, KeyError) as exc:

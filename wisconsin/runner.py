@@ -270,7 +270,7 @@ def measure(
         reps.append(
             Repetition(
                 index=i,
-                cold=i < opts.warmup,
+                cold=False,  # nothing is evicted yet (the measurement issue adds --cache)
                 wall_s=step.wall_s,
                 rows=rows,
                 partitions=_samples(step, placement),
@@ -287,7 +287,7 @@ def measure(
         rows=m.rows,
         query=query,
         variant=opts.scan_variant if query == "scan" else "",
-        warmup=warm[0] if warm else replace(reps[0], index=-1, cold=True),
+        warmup=warm[0] if warm else replace(reps[0], index=-1),
         repetitions=tuple(reps[opts.warmup :]),
         expected_rows={"scan": 0, "average": exp.rows}.get(query, exp.selected),
     )
