@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from wisconsin import WisconsinError, cluster, plots, report
+from wisconsin import WisconsinError, cluster, lock, plots, report
 from wisconsin.build import Progress, build_tables
 from wisconsin.presets import get_preset
 from wisconsin.runfile import Run
@@ -25,6 +25,7 @@ class BenchResult:
     generate_s: float
 
 
+@lock.locked("data_dir", create=True)
 def bench(
     preset: str,
     data_dir: str,

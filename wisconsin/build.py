@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-from wisconsin import store
+from wisconsin import lock, store
 from wisconsin.store import Manifest, PartitionInfo, StoreError, TableSpec
 
 # (label, rows done, rows total) -> None
@@ -107,6 +107,7 @@ def _build_task(table_dir, n, seed, part, parts, memory_limit, key):
     )
 
 
+@lock.locked("data_dir", create=True)
 def build_tables(
     data_dir: str | os.PathLike,
     specs: Sequence[TableSpec],

@@ -25,7 +25,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wisconsin import WisconsinError, store
+from wisconsin import WisconsinError, lock, store
 from wisconsin.build import BuildResult, Progress, reuse_or_prepare
 from wisconsin.store import Manifest, PartitionInfo, TableSpec
 
@@ -267,6 +267,7 @@ def _failure_lines(failed: Mapping, owners: Mapping) -> str:
     )
 
 
+@lock.locked("data_dir", create=True)
 def build_tables_on_cluster(
     data_dir: str | os.PathLike,
     specs: Sequence[TableSpec],

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from wisconsin import WisconsinError, environment, runfile, store
+from wisconsin import WisconsinError, environment, lock, runfile, store
 from wisconsin.engine import Engine, EngineConfig, StepResult
 from wisconsin.expect import TableExpect, expected_answers
 from wisconsin.queries import DEFAULT_SCAN_VARIANT, QUERIES, SCAN_VARIANTS, UPDATE_DELTA
@@ -305,6 +305,7 @@ def default_run_path(out: str, mode: str) -> Path:
     return p / f"{stamp}-{host}-{mode}.json"
 
 
+@lock.locked("opts")
 def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     """Measure, verify, save; return the run and the run file's path."""
     if opts.partitions is None:

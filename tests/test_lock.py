@@ -1,0 +1,149 @@
+"""One run per data directory: real second processes, a SIGKILLed holder, re-entrancy."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from wisconsin import lock
+from wisconsin.build import build_tables
+from wisconsin.store import TableSpec
+
+HOLDER = """
+import sys, time
+from wisconsin import lock
+with lock.hold(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+def _wisconsin(*args: str) -> list[str]:
+    return [sys.executable, "-m", "wisconsin", *map(str, args)]
+
+
+def _wait_for_holder(path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        if path.is_file() and path.read_text().strip():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"nobody took {path}")
+
+
+def _start_holder(data: Path) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(data)], stdout=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == b"held"
+    return proc
+
+
+def test_a_second_concurrent_run_is_refused_with_one_line_naming_the_first(tmp_path):
+    data = tmp_path / "data"
+    build_tables(data, [TableSpec("F", 2000, 2, 7)], jobs=1)
+    first = subprocess.Popen(
+        _wisconsin(
+            "run",
+            "--data",
+            data,
+            "--tables",
+            "F",
+            "--mode",
+            "shared-memory",
+            "--repeat",
+            400,
+            "--quiet",
+            "--out",
+            tmp_path / "a.json",
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for_holder(data / lock.LOCK_FILE, first)
+        second = subprocess.run(
+            _wisconsin("run", "--data", data, "--out", tmp_path / "b.json"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert first.poll() is None, first.stderr.read()  # it was still running
+    finally:
+        first.kill()
+        first.wait()
+    assert second.returncode == 2
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1, second.stderr
+    assert "is in use by another wisconsin process" in lines[0]
+    assert f"pid {first.pid} " in lines[0]
+    assert "wisconsin run --data" in lines[0] or "__main__.py run --data" in lines[0]
+    assert "started 20" in lines[0]
+    assert not (tmp_path / "b.json").exists()
+
+
+def test_generate_is_refused_too_and_the_lock_frees_when_the_holder_exits(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    holder = _start_holder(data)
+    try:
+        res = subprocess.run(
+            _wisconsin("generate", "--data", data, "--preset", "tiny", "--quiet"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+        assert f"pid {holder.pid} " in res.stderr
+        assert not any(p.name.startswith(("F", "G")) for p in data.iterdir())  # nothing built
+    finally:
+        holder.terminate()
+        holder.wait()
+    with lock.hold(data):
+        pass
+
+
+def test_a_sigkilled_holder_does_not_leave_the_lock_stuck(tmp_path):
+    holder = _start_holder(tmp_path)
+    with pytest.raises(lock.DataDirBusy, match=f"pid {holder.pid} on "), lock.hold(tmp_path):
+        pass
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+    assert (tmp_path / lock.LOCK_FILE).read_text().strip()  # its description is left behind
+    with lock.hold(tmp_path):  # ... but not its lock
+        assert str(os.getpid()) in (tmp_path / lock.LOCK_FILE).read_text()
+    assert (tmp_path / lock.LOCK_FILE).read_text() == ""  # released: no stale description
+
+
+def test_reentrant_in_one_process_and_released_after_an_error(tmp_path):
+    calls = []
+
+    @lock.locked("data_dir")
+    def inner(data_dir):
+        calls.append("inner")
+
+    @lock.locked("data_dir", create=True)
+    def outer(data_dir, fail=False):
+        inner(data_dir)  # bench: generate then run, in one process
+        if fail:
+            raise RuntimeError("boom")
+
+    outer(tmp_path / "d")
+    with pytest.raises(RuntimeError):
+        outer(tmp_path / "d", fail=True)
+    assert calls == ["inner", "inner"]
+    proc = subprocess.run(
+        [sys.executable, "-c", HOLDER.replace("time.sleep(120)", "pass"), tmp_path / "d"],
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and b"held" in proc.stdout  # another process gets it now
+
+
+def test_a_missing_directory_is_not_created_by_a_run(tmp_path):
+    with lock.hold(tmp_path / "nope"):
+        pass
+    assert not (tmp_path / "nope").exists()
