@@ -7,7 +7,7 @@ import contextlib
 import json
 import statistics
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -33,10 +33,36 @@ class _Group(click.Group):
             sys.exit(130)
 
 
-@click.group(cls=_Group)
-@click.version_option(__version__, prog_name="wisconsin")
-def cli() -> None:
+HELP_OPTIONS = ["-h", "--help"]
+
+
+def _print_version(ctx, param, value) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from wisconsin.environment import git_commit
+
+    click.echo(f"wisconsin {__version__} (commit {git_commit()})")
+    ctx.exit(0)
+
+
+@click.group(
+    cls=_Group,
+    invoke_without_command=True,
+    context_settings={"help_option_names": HELP_OPTIONS},
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the git commit, and exit.",
+)
+@click.pass_context
+def cli(ctx) -> None:
     """Speedup and scaleup benchmark of partitioned tables (Tandem NonStop SQL R2, 1989)."""
+    if ctx.invoked_subcommand is None:  # plain `wisconsin`: help, not an error
+        click.echo(ctx.get_help())
 
 
 # --------------------------------------------------------------------------- parsing helpers
@@ -111,6 +137,9 @@ def _engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key):
 
 # --------------------------------------------------------------------------- shared options
 
+# Git-ignored, like wisconsin-data/: the repository's runs/ holds only the reference runs.
+DEFAULT_OUT = "wisconsin-runs"
+
 PRESET = click.option(
     "--preset",
     default="laptop",
@@ -164,11 +193,41 @@ def _engine_config(mode, partitions, memory_limit, timeout, cluster_address, tls
     )
 
 
+LOG_EVERY_S = 15.0
+
+
+def _log_lines(stream) -> Callable[[str, int, int], None]:
+    """Progress as plain timestamped lines, for output that is not a terminal: one when a
+    step starts or ends and at most one every LOG_EVERY_S seconds in between."""
+    import time
+    from datetime import datetime
+
+    state = {"label": None, "at": 0.0}
+
+    def update(label: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        new, finished = label != state["label"], done >= total > 0
+        if not (new or finished or now - state["at"] >= LOG_EVERY_S):
+            return
+        if finished and not new and state.get("finished") == label:
+            return
+        state.update(label=label, at=now, finished=label if finished else None)
+        pct = f" ({100 * done / total:.0f}%)" if total else ""
+        stamp = datetime.now().strftime("%H:%M:%S")
+        click.echo(f"[{stamp}] {label}: {done:,}/{total:,}{pct}", file=stream)
+
+    return update
+
+
 @contextlib.contextmanager
-def _progress(enabled: bool) -> Iterator:
-    """A rich progress bar with rows/s; yields a (label, done, total) callback."""
-    if not enabled:
+def _progress(quiet: bool) -> Iterator:
+    """Yields a (label, done, total) callback: a rich progress bar with rows/s on a
+    terminal, timestamped log lines on stderr when it is redirected, None when quiet."""
+    if quiet:
         yield None
+        return
+    if not sys.stderr.isatty():
+        yield _log_lines(sys.stderr)
         return
     from rich.progress import (
         BarColumn,
@@ -228,7 +287,7 @@ def _progress(enabled: bool) -> Iterator:
 @click.option(
     "--jobs", type=int, default=None, help="Concurrent builder processes (default: cores)."
 )
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--quiet", is_flag=True, help="No progress bar or progress lines.")
 @_cluster_options(worker_data=True)
 def generate(
     kind,
@@ -266,7 +325,7 @@ def generate(
             raise click.UsageError("--worker-data needs --cluster")
     elif jobs is not None:
         raise click.UsageError("--jobs has no effect with --cluster (each worker builds its own)")
-    with _progress(not quiet and sys.stderr.isatty()) as progress:
+    with _progress(quiet) as progress:
         if cluster_address is None:
             result = build_tables(data_dir, specs, jobs=jobs, progress=progress)
         else:
@@ -379,7 +438,10 @@ def export(table_dir, out_dir) -> None:
 @SEED
 @REPEAT
 @click.option(
-    "--out", default="runs", show_default=True, help="Directory for run file, report, figures."
+    "--out",
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Directory for run file, report, figures (not the repository's runs/).",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar, no report on the terminal.")
 @_cluster_options(worker_data=True)
@@ -400,17 +462,20 @@ def bench(
 ) -> None:
     """The main job: generate, run F and G at every partition count, report and plot."""
     from wisconsin.bench import bench as run_bench
+    from wisconsin.bench import disk_plan, preset_specs
     from wisconsin.presets import get_preset
     from wisconsin.runner import RunOptions
 
     parts = partitions or get_preset(preset).partitions
     if cluster_address is None and worker_data is not None:
         raise click.UsageError("--worker-data needs --cluster")
+    plan = disk_plan(preset_specs(preset, seed, ("F", "G"), parts), data_dir, bool(cluster_address))
+    _announce_bench(plan, data_dir, out)
     engine = _engine_config(mode, parts, None, 3600, cluster_address, (tls_ca, tls_cert, tls_key))
     opts = RunOptions(
         data_dir=data_dir, mode=mode, partitions=parts, repeat=repeat, out=out, engine=engine
     )
-    with _progress(not quiet and sys.stderr.isatty()) as progress:
+    with _progress(quiet) as progress:
         result = run_bench(preset, data_dir, seed, opts, progress=progress, worker_data=worker_data)
     if not quiet:
         click.echo(result.report_text)
@@ -424,6 +489,31 @@ def bench(
     )
 
 
+def _gb(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.0f} MB"
+
+
+def _announce_bench(plan, data_dir: str, out: str) -> None:
+    """Say where bench writes and how much disk it needs before it writes anything;
+    refuse at once when the local disk cannot hold the tables."""
+    data = Path(data_dir).absolute()
+    reused = f" ({', '.join(plan.reused)} already built)" if plan.reused else ""
+    if plan.free_bytes is None:
+        where = f"on the cluster workers' disks (manifests in {data})"
+    else:
+        where = f"in {data}, {_gb(plan.free_bytes)} free there"
+        if plan.new_bytes * 1.1 > plan.free_bytes:
+            raise click.ClickException(
+                f"bench needs about {_gb(plan.new_bytes)} for its tables in {data} but only "
+                f"{_gb(plan.free_bytes)} are free: free some space, choose another --data, "
+                "or a smaller --preset/--partitions"
+            )
+    click.echo(
+        f"bench: about {_gb(plan.new_bytes)} of tables to generate{reused} {where}; "
+        f"run file, report and figures go to {Path(out).absolute()}"
+    )
+
+
 # --------------------------------------------------------------------------- run
 
 
@@ -434,9 +524,8 @@ def bench(
     "--tables",
     "kinds",
     default="F,G",
-    show_default=True,
     callback=_kinds,
-    help="F (speedup), G (scaleup) or F,G.",
+    help="F (speedup), G (scaleup) or F,G (default: whichever are generated in --data).",
 )
 @click.option(
     "--partitions",
@@ -463,7 +552,10 @@ def bench(
     help="Untimed warm-up repetitions (recorded, tagged cold).",
 )
 @click.option(
-    "--out", default="runs", show_default=True, help="Directory for the run file, or a .json path."
+    "--out",
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Directory for the run file, or a .json path.",
 )
 @click.option("--memory-limit", default=None, help="DuckDB memory_limit per instance.")
 @click.option(
@@ -473,7 +565,7 @@ def bench(
     show_default=True,
     help="Seconds any worker may take to answer.",
 )
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--quiet", is_flag=True, help="No progress bar or progress lines.")
 @_cluster_options(worker_data=False)
 def run_command(
     data_dir,
@@ -495,9 +587,12 @@ def run_command(
 ) -> None:
     """Time the five queries on F and G tables at each partition count; save a run file."""
     from wisconsin.queries import parse_queries
-    from wisconsin.runner import RunOptions, available_partitions, run
+    from wisconsin.runner import RunOptions, run
 
-    partitions = partitions or available_partitions(data_dir, kinds) or None
+    explicit = click.get_current_context().get_parameter_source("kinds")
+    kinds, partitions = _tables_to_run(
+        data_dir, kinds, explicit != click.core.ParameterSource.DEFAULT, partitions
+    )
     engine = _engine_config(
         mode,
         partitions or (16,),
@@ -518,10 +613,45 @@ def run_command(
         out=out,
         engine=engine,
     )
-    with _progress(not quiet and sys.stderr.isatty()) as progress:
+    with _progress(quiet) as progress:
         result, path = run(opts, progress=progress)
     _print_run_summary(result)
     click.echo(f"run file: {path}")
+
+
+def _tables_to_run(data_dir: str, kinds, explicit: bool, partitions):
+    """(kinds, partitions) for `run`: without --tables, the kinds that are generated; without
+    --partitions, the counts generated for every kind. A one-line error says what is missing."""
+    from wisconsin.store import tables_in
+
+    have = tables_in(data_dir)
+    if not have:
+        raise click.ClickException(
+            f"no tables in {data_dir}: run `wisconsin generate --data {data_dir}` first"
+        )
+    counts = {k: {p for kk, p in have.values() if kk == k} for k in ("F", "G")}
+    holds = f"it holds {', '.join(have)}"
+    if not explicit:
+        present = tuple(k for k in kinds if counts[k])
+        full = tuple(k for k in present if partitions and set(partitions) <= counts[k])
+        kinds = full or present
+    missing = [k for k in kinds if not counts[k]]
+    if missing:
+        other = [k for k in kinds if counts[k]]
+        hint = f", or choose --tables {','.join(other)}" if other else ""
+        raise click.ClickException(
+            f"no {' or '.join(missing)} tables in {data_dir} ({holds}): generate them{hint}"
+        )
+    if partitions is None:
+        common = set.intersection(*(counts[k] for k in kinds))
+        if not common:
+            each = "; ".join(f"{k} at P = {', '.join(map(str, sorted(counts[k])))}" for k in kinds)
+            raise click.ClickException(
+                f"no partition count has every one of {', '.join(kinds)} in {data_dir} "
+                f"({each}): choose --tables, or generate the missing tables"
+            )
+        partitions = tuple(sorted(common))
+    return kinds, partitions
 
 
 def _print_run_summary(result) -> None:
@@ -597,7 +727,13 @@ def cli_reference() -> None:
     for name in names:
         cmd = cli.get_command(None, name) if name else cli
         title = f"wisconsin {name}".strip()
-        ctx = click.Context(cmd, info_name=title, terminal_width=100, max_content_width=100)
+        ctx = click.Context(
+            cmd,
+            info_name=title,
+            terminal_width=100,
+            max_content_width=100,
+            help_option_names=HELP_OPTIONS,  # a parentless context does not inherit them
+        )
         out += [f"## {title}", "", "```", cmd.get_help(ctx), "```", ""]
     click.echo("\n".join(out))
 

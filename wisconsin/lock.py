@@ -53,7 +53,7 @@ def hold(data_dir: str | os.PathLike, create: bool = False) -> Iterator[None]:
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise WisconsinError(f"cannot create {root}: {exc.strerror or exc}") from None
+            raise WisconsinError(f"cannot write to {root}: {exc.strerror or exc}") from None
     if not root.is_dir():
         yield
         return
