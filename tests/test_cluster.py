@@ -95,20 +95,26 @@ def test_generate_run_and_compare_with_a_local_run(netns_cluster_factory, tmp_pa
 
     for name in ("F2", "F4", "G2", "G4"):
         m = read_manifest(data / name)
+        # Worker-side files live under the table's identity, not its name.
+        key = f"{name}-n{m.rows}-seed{SEED}-gen{m.generator_version}-{m.table_id}"
         for p in m.parts:
             owner = names[p.index % 3]
             assert (p.worker, p.host) == (owner, cluster.hosts[owner].host)
-            assert Path(p.path) == cluster.data_dirs[owner] / name / p.file
+            assert Path(p.path) == cluster.data_dirs[owner] / key / p.file
             assert Path(p.path).is_file()
             # The partition exists only on its owner's disk, never on the coordinator's.
             for other in set(names) - {owner}:
-                assert not (cluster.data_dirs[other] / name / p.file).exists()
+                assert not (cluster.data_dirs[other] / key / p.file).exists()
             assert not (data / name / p.file).exists()
 
     # Run all five queries on the cluster; the runner verifies every answer.
     cl_run = tmp_path / "cluster.json"
     common = ["--partitions", "2,4", "--repeat", 2, "--warmup", 0, "--timeout", 60, "--quiet"]
-    _ok("run", "--data", data, "--cluster", addr, "--out", cl_run, *common)
+    out = _ok("run", "--data", data, "--cluster", addr, "--out", cl_run, *common).output
+    # Fewer workers than partitions, one thread each: said, not silently measured.
+    assert "warning: F4 has 4 partitions on 3 workers (alpha holds 2)" in out
+    assert "warning: F4: worker alpha has 1 thread(s) for its 2 partitions" in out
+    assert "dashboard" not in out  # started with --no-dashboard: no link to print
     # The same tables, generated and run locally.
     local = tmp_path / "local"
     build_tables(local, [TableSpec("F", 3000, p, SEED) for p in (2, 4)], jobs=2)
@@ -132,6 +138,10 @@ def test_generate_run_and_compare_with_a_local_run(netns_cluster_factory, tmp_pa
         "host2": ("gamma",),
     }
     assert all(h.cores >= 1 for h in topo.hosts)
+    # Dask threads and memory limit of every worker (NetnsCluster: 1 thread, 2 GiB)
+    assert all(h.worker_nthreads == (1,) for h in topo.hosts)
+    assert all(h.worker_memory_bytes == (2 * 2**30,) for h in topo.hosts)
+    assert b.config.memory_limit == "60%"  # of each worker's memory, decided there
     assert topo.rtt_s is not None and 0 < topo.rtt_s < 1
     # Partition 3 of F4 ran on alpha, next to partition 0.
     f4_scan = b.measurement("F4", "scan").repetitions[0]
@@ -160,7 +170,7 @@ def test_generate_run_and_compare_with_a_local_run(netns_cluster_factory, tmp_pa
     cluster.kill_worker("gamma")
     t0 = time.monotonic()
     res = _cli("run", "--data", data, "--cluster", addr, "--tables", "F", "--partitions", 4,
-               "--timeout", 3)  # fmt: skip
+               "--timeout", 3, "--quiet")  # fmt: skip
     line = _one_line_error(res)
     assert "gamma" in line and "partitions 2 are unreachable" in line, line
     assert time.monotonic() - t0 < 20
@@ -287,3 +297,78 @@ def test_worker_killed_during_scan_is_an_error_not_a_time(netns_cluster_factory,
     killer.join(timeout=30)
     assert not errors, errors
     assert not out.exists()
+
+
+def _bytes(duckdb_size: str) -> float:
+    number, unit = duckdb_size.split()
+    return float(number) * {"MiB": 2**20, "GiB": 2**30, "KiB": 2**10}[unit]
+
+
+def test_two_data_directories_on_the_same_workers_never_share_a_file(
+    netns_cluster_factory, tmp_path
+):
+    cluster = netns_cluster_factory(2)
+    addr = cluster.scheduler_address
+    gen = ["generate", "--kind", "F", "--partitions", 2, "--seed", SEED, "--cluster", addr]
+    dirs = {"A": 3000, "B": 5000, "C": 3000}  # the same name F2; C is A's twin in size
+    for d, rows in dirs.items():
+        _ok(*gen, "--rows", rows, "--data", tmp_path / d, "--quiet")
+    for d in dirs:
+        out = _ok("run", "--data", tmp_path / d, "--cluster", addr, "--repeat", 1,
+                  "--warmup", 0, "--timeout", 60, "--out", tmp_path / f"{d}.json",
+                  "--quiet").output  # fmt: skip
+        assert "all answers verified" in out and "warning" not in out
+    ms = {d: read_manifest(tmp_path / d / "F2") for d in dirs}
+    assert len({m.table_id for m in ms.values()}) == 3
+    assert len({p.path for m in ms.values() for p in m.parts}) == 6
+    for m in ms.values():
+        assert all(Path(p.path).is_file() for p in m.parts)
+
+    # info --cluster reads every partition on its owner.
+    out = _ok("info", tmp_path / "A" / "F2", "--cluster", addr).output
+    assert "verified: every partition matches the manifest, each read by its owner" in out
+    assert f"id {ms['A'].table_id}" in out
+    local = _ok("info", tmp_path / "A" / "F2").output
+    assert "give --cluster ADDRESS to verify them there" in local
+
+    # DuckDB's memory limit comes from the worker's Dask memory limit (2 GiB), not from
+    # the client's RAM: 60% of it for the worker's one partition.
+    engine = make_engine(
+        "shared-nothing", EngineConfig(cluster=addr, memory_limit="60%", timeout_s=60)
+    )
+    engine.start(2)
+    try:
+        engine.open_table(ms["A"], str(tmp_path / "A" / "F2"))
+        limits = engine.query("SELECT current_setting('memory_limit')")
+        engine.close_table()
+    finally:
+        engine.stop()
+    for rows in limits.values():
+        assert 0.5 * 2**30 < _bytes(rows[0][0]) < 0.61 * 2 * 2**30, rows
+
+    # The same worker names come back on swapped hosts: reported, never used.
+    cluster.stop()
+    swapped = netns_cluster_factory(2, worker_names=["part1", "part0"])
+    res = _cli("info", tmp_path / "A" / "F2", "--cluster", swapped.scheduler_address)
+    assert res.exit_code == 2
+    assert (
+        "partition 0: its worker part0 now runs on host1, but the partition was "
+        "written on host0" in res.output
+    )
+    line = _one_line_error(
+        _cli(
+            "run",
+            "--data",
+            tmp_path / "A",
+            "--cluster",
+            swapped.scheduler_address,
+            "--timeout",
+            30,
+            "--out",
+            tmp_path / "never.json",
+            "--quiet",
+        )  # fmt: skip
+    )
+    assert "F2: partition 0: its worker part0 now runs on host1" in line
+    assert "(and 1 more)" in line
+    assert not (tmp_path / "never.json").exists()

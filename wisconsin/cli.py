@@ -63,6 +63,12 @@ def cli(ctx) -> None:
     """Speedup and scaleup benchmark of partitioned tables (Tandem NonStop SQL R2, 1989)."""
     if ctx.invoked_subcommand is None:  # plain `wisconsin`: help, not an error
         click.echo(ctx.get_help())
+        return
+    if ctx.invoked_subcommand in ("generate", "run", "bench", "info"):  # --cluster commands
+        from wisconsin import cluster
+
+        # The dashboard link and placement warnings: on stderr, beside the progress.
+        cluster.set_reporter(lambda line: click.echo(line, err=True))
 
 
 # --------------------------------------------------------------------------- parsing helpers
@@ -185,6 +191,11 @@ def _engine_config(mode, partitions, memory_limit, timeout, cluster_address, tls
     from wisconsin.runner import default_memory_limit
 
     address, security = _engine_target(cluster_address, mode, *tls)
+    if not memory_limit and address:
+        from wisconsin.cluster import WORKER_MEMORY_LIMIT
+
+        # Decided on each worker, from its own memory limit: not the client's RAM.
+        memory_limit = WORKER_MEMORY_LIMIT
     return EngineConfig(
         memory_limit=memory_limit or default_memory_limit(mode, partitions),
         timeout_s=timeout,
@@ -367,14 +378,38 @@ def generate(
 @click.argument("table_dir", type=click.Path())
 @click.option("--no-verify", is_flag=True, help="Print the manifest without re-reading the files.")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
-def info(table_dir, no_verify, as_json) -> None:
-    """Print a table's manifest and verify its files (row counts, key ranges, checksums)."""
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=600,
+    show_default=True,
+    help="Seconds the cluster's workers may take to verify.",
+)
+@_cluster_options(worker_data=False)
+def info(
+    table_dir, no_verify, as_json, timeout, cluster_address, tls_ca, tls_cert, tls_key
+) -> None:
+    """Print a table's manifest and verify its files (row counts, key ranges, checksums);
+    with --cluster, partitions on cluster workers are verified there, by their owners."""
     import dataclasses
 
     from wisconsin.store import read_manifest, verify_table
 
+    if cluster_address is None:
+        _engine_target(None, "shared-nothing", tls_ca, tls_cert, tls_key)
     if no_verify:
         m, problems = read_manifest(table_dir), []
+    elif cluster_address is not None:
+        from wisconsin.cluster import info_on_cluster
+
+        m, problems = info_on_cluster(
+            table_dir,
+            cluster_address,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            timeout=timeout,
+        )
     else:
         m, problems = verify_table(table_dir)
     if as_json:
@@ -382,7 +417,8 @@ def info(table_dir, no_verify, as_json) -> None:
     else:
         click.echo(
             f"{m.name}: kind {m.kind}, {m.rows:,} rows, {m.partitions} partitions, "
-            f"seed {m.seed}, generator {m.generator_version}, created {m.created_utc}"
+            f"seed {m.seed}, generator {m.generator_version}, created {m.created_utc}, "
+            f"id {m.table_id}"
         )
         click.echo(f"storage: {', '.join(f'{k}={v}' for k, v in m.storage.items())}")
         for p in m.parts:
@@ -396,10 +432,16 @@ def info(table_dir, no_verify, as_json) -> None:
         raise click.ClickException(f"{table_dir}: {len(problems)} problem(s) found")
     if not no_verify and not as_json:
         remote = [p.index for p in m.parts if p.worker]
-        if remote:
+        if remote and cluster_address is not None:
+            click.echo(
+                "verified: every partition matches the manifest, each read by its owner "
+                "on the host that wrote it"
+            )
+        elif remote:
             click.echo(
                 f"verified: every local partition matches the manifest; partitions "
-                f"{', '.join(map(str, remote))} live on cluster workers and were not read"
+                f"{', '.join(map(str, remote))} live on cluster workers and were not read "
+                "(give --cluster ADDRESS to verify them there)"
             )
         else:
             click.echo("verified: every partition matches the manifest")
@@ -557,7 +599,12 @@ def _announce_bench(plan, data_dir: str, out: str) -> None:
     show_default=True,
     help="Directory for the run file, or a .json path.",
 )
-@click.option("--memory-limit", default=None, help="DuckDB memory_limit per instance.")
+@click.option(
+    "--memory-limit",
+    default=None,
+    help="DuckDB memory_limit per instance (default: 60% of RAM split among the P instances; "
+    "with --cluster, 60% of each worker's Dask memory limit split among its partitions).",
+)
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1),

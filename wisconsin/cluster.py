@@ -11,17 +11,23 @@ recorded in its manifest (worker, host, absolute path on that host):
 
 Where a worker writes: ``$WISCONSIN_DATA_DIR`` in the worker's own environment if set,
 else the ``worker_data`` directory given to the coordinator (``--worker-data``), else the
-coordinator's ``--data`` path (absolute) - the same path on every host. The table's
-sub-directory (``F4`` ...) is created under it. The manifest and the update decision log
-stay on the coordinator, in ``<data>/<table>/``. No table data crosses the network.
+coordinator's ``--data`` path (absolute) - the same path on every host. Under it, the
+table's files go to a directory named by the table's identity, e.g.
+``F4-n1000000-seed1989-gen1-<table id>``: the id is made when a build starts (kept in
+``<data>/<table>/table-id.json`` so an interrupted build resumes into the same directory)
+and recorded in the manifest, so two data directories never share a worker-side file. The
+manifest and the update decision log stay on the coordinator, in ``<data>/<table>/``. No
+table data crosses the network.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import os
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +36,11 @@ from wisconsin.build import BuildResult, Progress, reuse_or_prepare
 from wisconsin.store import Manifest, PartitionInfo, TableSpec
 
 DATA_DIR_ENV = "WISCONSIN_DATA_DIR"
+PROBE_S = 3.0  # a scheduler that refuses or does not answer TCP fails within this
+# DuckDB's memory limit on a cluster unless --memory-limit is given: a share of each worker's
+# own Dask memory limit (or its host's RAM), split among the partitions it holds
+WORKER_MEMORY_LIMIT = "60%"
+TABLE_ID_FILE = "table-id.json"
 CONNECT_TIMEOUT_S = 30.0
 POLL_S = 1.0  # how often a waiting coordinator checks that the owners are still there
 
@@ -97,15 +108,89 @@ def resolve_target(
     )
 
 
+_report: Callable[[str], None] | None = None  # where notices go (the CLI: stderr)
+_announced: set[str] = set()
+
+
+def set_reporter(fn: Callable[[str], None] | None) -> None:
+    """Where connect's dashboard link and the placement warnings are written."""
+    global _report
+    _report = fn
+
+
+def notice(line: str) -> None:
+    if _report is not None and line not in _announced:
+        _announced.add(line)
+        _report(line)
+
+
+def probe(address: str, timeout: float = PROBE_S) -> None:
+    """ClusterError within timeout if nothing accepts TCP connections at address: a refused
+    or unanswered port fails in seconds, not after distributed's own connect timeout."""
+    import socket
+
+    from distributed.comm import parse_address, parse_host_port
+
+    scheme, loc = parse_address(address)
+    if scheme not in ("tcp", "tls"):
+        return
+    host, port = parse_host_port(loc)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            left = max(0.1, deadline - time.monotonic())
+            socket.create_connection((host, port), timeout=left).close()
+            return
+        except ConnectionRefusedError as exc:
+            last, again = exc, True  # the scheduler may be starting: try until the deadline
+        except OSError as exc:
+            last, again = exc, False  # unreachable or silent: waiting longer will not help
+        if not again or time.monotonic() + 0.25 >= deadline:
+            why = (last.strerror or str(last) or type(last).__name__).lower()
+            raise ClusterError(
+                f"cannot connect to the scheduler at {address}: {why} (tried for {timeout:.0f} s)"
+            )
+        time.sleep(0.25)
+
+
 def connect(address: str, security=None, timeout: float = CONNECT_TIMEOUT_S):
-    """A distributed.Client for address, or ClusterError in one line within timeout."""
+    """A distributed.Client for address, or ClusterError in one line: within PROBE_S if
+    nothing listens there, within timeout otherwise. Prints the dashboard link if the
+    scheduler serves one."""
     from distributed import Client
 
+    probe(address, min(timeout, PROBE_S))
+    # Built in two steps so that a failed start can be closed here, quickly: left to its
+    # __del__, a half-started Client blocks the exit for twice the timeout.
+    client = Client.__new__(Client)
     try:
-        return Client(address, security=security, timeout=f"{timeout}s", set_as_default=False)
-    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        client.__init__(address, security=security, timeout=f"{timeout}s", set_as_default=False)
+    except Exception as exc:  # e.g. something that is not a Dask scheduler answered
+        with contextlib.suppress(Exception):
+            client.close(timeout=1)
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ClusterError(f"cannot connect to the scheduler at {address}: {msg}") from None
+        raise ClusterError(
+            f"cannot connect to the scheduler at {address}: {type(exc).__name__}: {msg[:200]}"
+        ) from None
+    link = dashboard_link(client)
+    if link:
+        notice(f"scheduler {address}: dashboard {link}")
+    return client
+
+
+def dashboard_link(client) -> str | None:
+    """The scheduler's dashboard URL, or None if it serves none. Its HTTP server runs even
+    with --no-dashboard (health, metrics), so the page itself is asked for, briefly."""
+    import urllib.request
+
+    try:
+        if "dashboard" not in client.scheduler_info(n_workers=0).get("services", {}):
+            return None
+        link = client.dashboard_link
+        with urllib.request.urlopen(link, timeout=2) as page:
+            return link if page.status == 200 else None
+    except Exception:  # 404 without Bokeh pages, unreachable from here, ...
+        return None
 
 
 @dataclass(frozen=True)
@@ -213,13 +298,41 @@ def worker_root(fallback: str) -> str:
     return os.environ.get(DATA_DIR_ENV) or fallback
 
 
-def task_partition_status(fallback_root: str, spec: TableSpec, part: int) -> dict | None:
+def worker_table_dir(spec: TableSpec, table_id: str) -> str:
+    """The table's directory under a worker's data root: its whole identity, not its name."""
+    gen = store.generator.GENERATOR_VERSION
+    return f"{spec.name}-n{spec.n}-seed{spec.seed}-gen{gen}-{table_id}"
+
+
+def build_table_id(table_dir: Path, spec: TableSpec) -> str:
+    """The id of the table being built in table_dir: the one an interrupted build of the
+    same table recorded, else a new one, recorded (before any worker writes under it)."""
+    ident = {
+        "kind": spec.kind,
+        "n": spec.n,
+        "partitions": spec.partitions,
+        "seed": spec.seed,
+        "generator_version": store.generator.GENERATOR_VERSION,
+    }
+    path = table_dir / TABLE_ID_FILE
+    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+        data = json.loads(path.read_text())
+        if {k: data.get(k) for k in ident} == ident and data.get("table_id"):
+            return str(data["table_id"])
+    table_id = store.new_table_id()
+    store.write_json_atomic(path, ident | {"table_id": table_id})
+    return table_id
+
+
+def task_partition_status(
+    fallback_root: str, spec: TableSpec, dirname: str, part: int
+) -> dict | None:
     """On the owner: the partition's entry if an earlier build completed it, else None."""
     import socket
 
     from distributed import get_worker
 
-    tdir = Path(worker_root(fallback_root)) / spec.name
+    tdir = Path(worker_root(fallback_root)) / dirname
     info = store.finished_partition(tdir, spec, part)
     if info is None:
         return None
@@ -231,7 +344,7 @@ def task_partition_status(fallback_root: str, spec: TableSpec, part: int) -> dic
     )
 
 
-def task_build(fallback_root: str, spec: TableSpec, part: int) -> dict:
+def task_build(fallback_root: str, spec: TableSpec, dirname: str, part: int) -> dict:
     """On the owner: generate the partition into its own disk, in place."""
     import psutil
     from distributed import get_worker
@@ -242,8 +355,131 @@ def task_build(fallback_root: str, spec: TableSpec, part: int) -> dict:
         psutil.virtual_memory().total // max(1, os.cpu_count() or 1)
     )
     mem = f"{max(256, int(limit * 0.6) // 2**20)}MB"
-    tdir = os.path.join(worker_root(fallback_root), spec.name)
+    tdir = os.path.join(worker_root(fallback_root), dirname)
     return worker.task_build_partition(tdir, spec.n, spec.seed, part, spec.partitions, mem)
+
+
+def task_verify(path: str, part: dict, table: str) -> list[str]:
+    """On the owner: re-read its partition file and compare it with the manifest entry."""
+    return store.verify_partition(path, part, table)
+
+
+# --------------------------------------------------------------------------- placement
+
+
+def moved_partitions(client, manifest: Manifest) -> dict[int, str]:
+    """Partitions whose worker (by name) is connected but now runs on another host than
+    the one that wrote the file: that worker would open a different (or no) file."""
+    import socket
+
+    remote = [p for p in manifest.parts if p.worker and p.host]
+    addresses = worker_addresses(client)
+    owners = sorted({p.worker for p in remote if p.worker in addresses})
+    if not owners:
+        return {}
+    hosts = client.run(socket.gethostname, workers=[addresses[w] for w in owners])
+    now = {w: hosts.get(addresses[w]) for w in owners}
+    return {
+        p.index: f"partition {p.index}: its worker {p.worker} now runs on {now[p.worker]}, "
+        f"but the partition was written on {p.host} ({p.path})"
+        for p in remote
+        if p.worker in now and now[p.worker] != p.host
+    }
+
+
+def placement_warnings(client, manifest: Manifest) -> list[str]:
+    """Why a P-partition point of this table does not run on P parallel processes."""
+    owners = [p.worker for p in manifest.parts if p.worker]
+    if not owners:
+        return []
+    held = {w: owners.count(w) for w in sorted(set(owners))}
+    threads = {
+        str(w["name"]): int(w.get("nthreads", 1))
+        for w in client.scheduler_info(n_workers=-1)["workers"].values()
+    }
+    out = []
+    if len(held) < manifest.partitions:
+        most = max(held, key=held.get)
+        out.append(
+            f"warning: {manifest.name} has {manifest.partitions} partitions on "
+            f"{len(held)} workers ({most} holds {held[most]}): fewer than P processes, so "
+            "its speedup and scaleup are not comparable with P workers"
+        )
+    short = {w: n for w, n in held.items() if w in threads and threads[w] < n}
+    if short:
+        w = next(iter(short))
+        out.append(
+            f"warning: {manifest.name}: worker {w} has {threads[w]} thread(s) for its "
+            f"{short[w]} partitions, so they queue instead of running in parallel"
+        )
+    return out
+
+
+def check_placement(client, manifest: Manifest) -> None:
+    """ClusterError in one line if any partition's worker moved to another host; a
+    warning (notice) if its P partitions cannot run as P parallel tasks."""
+    for line in placement_warnings(client, manifest):
+        notice(line)
+    moved = moved_partitions(client, manifest)
+    if moved:
+        more = f" (and {len(moved) - 1} more)" if len(moved) > 1 else ""
+        raise ClusterError(
+            f"{manifest.name}: {next(iter(moved.values()))}{more}; start the worker on that host again, or "
+            "generate the table anew into another --data directory"
+        )
+
+
+def verify_on_cluster(
+    table_dir: str | os.PathLike, client, timeout: float = 600.0
+) -> tuple[Manifest, list[str]]:
+    """What `info --cluster` checks: local partitions here, every remote one on its owner
+    (row count, key range, checksum), and that no owner moved to another host."""
+    m, problems = store.verify_table(table_dir)
+    moved = moved_partitions(client, m)
+    remote = {p.index: p for p in m.parts if p.worker and p.index not in moved}
+    owners = {i: p.worker for i, p in remote.items()}
+    futures = {
+        i: client.submit(
+            task_verify,
+            p.path,
+            dataclasses.asdict(p),
+            m.table,
+            workers=[p.worker],
+            allow_other_workers=False,
+            pure=False,
+            key=f"task_verify-{i}-{time.time_ns()}",
+        )
+        for i, p in remote.items()
+    }
+    found, failed = wait_pinned(client, futures, owners, timeout)
+    for i in sorted(set(remote) | set(moved)):
+        if i in moved:
+            problems.append(moved[i])
+        elif i in found:
+            problems += found[i]
+        else:
+            e = failed[i]
+            problems.append(f"partition {i}: not verified on {owners[i]}: {type(e).__name__}: {e}")
+    return m, problems
+
+
+def info_on_cluster(
+    table_dir: str | os.PathLike,
+    address: str,
+    *,
+    tls_ca: str | None = None,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+    timeout: float = 600.0,
+) -> tuple[Manifest, list[str]]:
+    """What `wisconsin info --cluster` does: connect, verify, disconnect."""
+    store.read_manifest(table_dir)  # a bad table is reported before connecting
+    address, security = resolve_target(address, tls_ca, tls_cert, tls_key)
+    client = connect(address, security, min(timeout, CONNECT_TIMEOUT_S))
+    try:
+        return verify_on_cluster(table_dir, client, timeout)
+    finally:
+        client.close()
 
 
 # --------------------------------------------------------------------------- generating
@@ -292,6 +528,7 @@ def build_tables_on_cluster(
     manifests: dict[str, Manifest] = {}
     reused_tables: list[str] = []
     owners: dict[tuple[str, int], str] = {}
+    ids: dict[str, str] = {}
     by_name = {s.name: s for s in specs}
     for spec in specs:
         tdir = data / spec.name
@@ -300,14 +537,18 @@ def build_tables_on_cluster(
             manifests[spec.name] = existing
             reused_tables.append(spec.name)
             continue
+        ids[spec.name] = build_table_id(tdir, spec)
         for p, w in choose_placement(names, spec.partitions).items():
             owners[(spec.name, p)] = w
+
+    def dirname(k) -> str:
+        return worker_table_dir(by_name[k[0]], ids[k[0]])
 
     # Which partitions did an earlier build already finish? Ask each owner.
     status, failed = wait_pinned(
         client,
         {
-            k: _submit(client, task_partition_status, w, fallback, by_name[k[0]], k[1])
+            k: _submit(client, task_partition_status, w, fallback, by_name[k[0]], dirname(k), k[1])
             for k, w in owners.items()
         },
         owners,
@@ -327,7 +568,8 @@ def build_tables_on_cluster(
     if progress:
         progress(label, 0, rows_total)
     futures = {
-        k: _submit(client, task_build, owners[k], fallback, by_name[k[0]], k[1]) for k in todo
+        k: _submit(client, task_build, owners[k], fallback, by_name[k[0]], dirname(k), k[1])
+        for k in todo
     }
     built, failed = {}, {}
     if futures:
@@ -356,7 +598,7 @@ def build_tables_on_cluster(
             continue
         parts = [done[(spec.name, p)] for p in range(spec.partitions) if (spec.name, p) in done]
         if len(parts) == spec.partitions:
-            m = store.make_manifest(spec, parts)
+            m = store.make_manifest(spec, parts, ids[spec.name])
             store.write_manifest(data / spec.name, m)
             manifests[spec.name] = m
     if failed:

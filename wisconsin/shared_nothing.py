@@ -20,7 +20,7 @@ import dask
 from distributed import Client, Nanny, Scheduler, SpecCluster
 
 from wisconsin import WisconsinError, commit, queries, worker
-from wisconsin.cluster import connect, wait_pinned, worker_addresses
+from wisconsin.cluster import check_placement, connect, wait_pinned, worker_addresses
 from wisconsin.engine import EngineConfig, StepResult, timed_update
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
@@ -175,6 +175,8 @@ class SharedNothingEngine:
         # on part<i>: all workers stay attached, only the first P are used (as in the spec).
         self.placement = {p.index: p.worker or worker_name(p.index) for p in manifest.parts}
         self._wait_for_workers()
+        if self.config.cluster:  # a worker name now on another host would open another file
+            check_placement(self.client, manifest)
         # The processes this table's sessions live in: a restart after this point loses them.
         self._known = worker_addresses(self.client)
         self._map(worker.task_open, lambda p: (self.paths[p],))
@@ -305,11 +307,15 @@ class SharedNothingEngine:
             hosts=tuple(
                 HostInfo(
                     host=h,
-                    workers=tuple(sorted(w["name"] for w in ws)),
+                    workers=tuple(w["name"] for w in ws),
                     cores=ws[0]["cores"],
                     memory_bytes=ws[0]["memory_bytes"],
+                    worker_nthreads=tuple(w["nthreads"] for w in ws),
+                    worker_memory_bytes=tuple(w["memory_limit"] for w in ws),
                 )
-                for h, ws in sorted(hosts.items())
+                for h, ws in sorted(
+                    (h, sorted(ws, key=lambda w: w["name"])) for h, ws in hosts.items()
+                )
             ),
             rtt_s=sorted(rtts)[len(rtts) // 2] if info else None,
         )

@@ -73,6 +73,10 @@ class Manifest:
     storage: dict
     created_utc: str
     parts: tuple[PartitionInfo, ...]
+    # Made when the table is built (a manifest without one gets derived_table_id): cluster
+    # workers keep their files under the table's identity, so two data directories never
+    # share one (wisconsin.cluster.worker_table_dir).
+    table_id: str = ""
 
     @property
     def rows_per_partition(self) -> tuple[int, ...]:
@@ -285,7 +289,21 @@ def finished_partition(table_dir: Path, spec: TableSpec, part: int) -> Partition
     return PartitionInfo(**{k: v for k, v in data.items() if k in fields})
 
 
-def make_manifest(spec: TableSpec, parts: Iterable[PartitionInfo]) -> Manifest:
+def new_table_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex[:16]
+
+
+def derived_table_id(kind: str, n: int, partitions: int, seed: int, generator_version: str) -> str:
+    """The id of a table whose manifest predates table ids: deterministic, from its identity."""
+    key = f"{kind}/{n}/{partitions}/{seed}/{generator_version}".encode()
+    return "d" + hashlib.sha256(key).hexdigest()[:15]
+
+
+def make_manifest(
+    spec: TableSpec, parts: Iterable[PartitionInfo], table_id: str | None = None
+) -> Manifest:
     return Manifest(
         schema_version=MANIFEST_VERSION,
         name=spec.name,
@@ -299,6 +317,7 @@ def make_manifest(spec: TableSpec, parts: Iterable[PartitionInfo]) -> Manifest:
         storage=dict(STORAGE),
         created_utc=utc_now(),
         parts=tuple(sorted(parts, key=lambda p: p.index)),
+        table_id=table_id or new_table_id(),
     )
 
 
@@ -350,6 +369,9 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
         or sum(p.rows for p in m.parts) != m.rows
     ):
         raise StoreError(f"{path}: corrupt manifest (partitions do not add up)")
+    if not m.table_id:
+        ident = (m.kind, m.rows, m.partitions, m.seed, m.generator_version)
+        m = dataclasses.replace(m, table_id=derived_table_id(*ident))
     return m
 
 
