@@ -134,3 +134,14 @@ def test_default_output_is_git_ignored_and_not_runs():
     probe = f"{DEFAULT_OUT}/x.json"
     out = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", probe])
     assert out.returncode == 0, f"{probe} is not git-ignored"
+
+
+def test_a_refused_cluster_connection_fails_in_seconds(f_only):
+    import time
+
+    t0 = time.monotonic()
+    line = one_line_error(
+        invoke("run", "--data", f_only, "--cluster", "tcp://127.0.0.1:1", "--quiet"),
+        "cannot connect to the scheduler at tcp://127.0.0.1:1: connection refused",
+    )
+    assert time.monotonic() - t0 < 8, line

@@ -125,6 +125,10 @@ class HostInfo:
     workers: tuple[str, ...]
     cores: int
     memory_bytes: int
+    # per worker, in the order of workers (() = not recorded): Dask threads, and Dask memory
+    # limit in bytes (0 = none; DuckDB's "60%" default is then of memory_bytes)
+    worker_nthreads: tuple[int, ...] = ()
+    worker_memory_bytes: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -31,16 +31,33 @@ def dask_setup(worker) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def resolve_memory_limit(limit: str, worker_limit: int | None) -> int | None:
+    """Bytes for a percentage limit ("60%": of this worker's Dask memory limit, or of its
+    host's RAM if it has none), decided here on the worker; None for a DuckDB size string."""
+    if not limit.strip().endswith("%"):
+        return None
+    import psutil
+
+    base = worker_limit or psutil.virtual_memory().total
+    return int(base * float(limit.strip()[:-1]) / 100)
+
+
 class PartitionSessions(WorkerPlugin):
+    """memory_limit is DuckDB's per worker: a size ("2GB") for each session, or a share of
+    the worker's own memory ("60%") split evenly among the sessions it holds open."""
+
     name = PLUGIN
 
     def __init__(self, threads: int = 1, memory_limit: str = "1GB"):
         self.threads = threads
         self.memory_limit = memory_limit
         self.sessions: dict[str, PartitionSession] = {}
+        self.budget: int | None = None  # bytes shared by this worker's sessions
 
     def setup(self, worker) -> None:
         self.sessions = {}
+        mm = getattr(worker, "memory_manager", None)
+        self.budget = resolve_memory_limit(self.memory_limit, getattr(mm, "memory_limit", None))
 
     def teardown(self, worker) -> None:
         # The worker is closing on purpose: a heartbeat racing the scheduler's shutdown is
@@ -48,10 +65,19 @@ class PartitionSessions(WorkerPlugin):
         logging.getLogger("distributed.worker").setLevel(logging.CRITICAL)
         self.close_all()
 
+    def _share(self, sessions: int) -> str:
+        return f"{max(64, self.budget // max(1, sessions) // 2**20)}MB"
+
     def session(self, path: str) -> PartitionSession:
         s = self.sessions.get(path)
         if s is None:
-            s = PartitionSession.open(path, self.threads, self.memory_limit)
+            if self.budget is None:
+                s = PartitionSession.open(path, self.threads, self.memory_limit)
+            else:
+                share = self._share(len(self.sessions) + 1)
+                s = PartitionSession.open(path, self.threads, share)
+                for other in self.sessions.values():  # a worker holding k partitions: 1/k each
+                    other.con.execute(f"SET memory_limit = '{share}'")
             self.sessions[path] = s
         return s
 
@@ -93,6 +119,8 @@ def worker_info(dask_worker=None) -> dict:
         "pid": os.getpid(),
         "cores": psutil.cpu_count(logical=True) or 1,
         "memory_bytes": psutil.virtual_memory().total,
+        "nthreads": w.state.nthreads,
+        "memory_limit": int(getattr(w.memory_manager, "memory_limit", None) or 0),
     }
 
 
