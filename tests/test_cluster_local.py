@@ -1,0 +1,74 @@
+"""Cluster helpers against an in-process Dask scheduler (no root, no namespaces): the
+dashboard link, placement warnings, a port nobody answers."""
+
+import socket
+import time
+
+import pytest
+from distributed import LocalCluster
+
+from wisconsin import cluster
+from wisconsin.store import PartitionInfo, TableSpec, make_manifest
+
+
+@pytest.fixture
+def notices(monkeypatch):
+    lines: list[str] = []
+    monkeypatch.setattr(cluster, "_announced", set())
+    cluster.set_reporter(lines.append)
+    yield lines
+    cluster.set_reporter(None)
+
+
+def _manifest(owners, host=None):
+    host = host or socket.gethostname()
+    n = 100 * len(owners)
+    parts = [
+        PartitionInfo(i, f"part-{i:03d}.duckdb", 100 * i, 100 * (i + 1), 100, "x", w, host, "/p")
+        for i, w in enumerate(owners)
+    ]
+    return make_manifest(TableSpec("F", n, len(owners), 1), parts)
+
+
+def test_dashboard_link_is_announced_when_the_scheduler_serves_one(notices):
+    with LocalCluster(n_workers=0, processes=False, dashboard_address="127.0.0.1:0") as lc:
+        client = cluster.connect(lc.scheduler_address, timeout=30)
+        try:
+            link = cluster.dashboard_link(client)
+        finally:
+            client.close()
+    assert link and link.startswith("http://") and link.endswith("/status")
+    assert notices == [f"scheduler {lc.scheduler_address}: dashboard {link}"]
+
+
+def test_warnings_when_partitions_outnumber_workers_or_threads(notices):
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as lc:
+        client = cluster.connect(lc.scheduler_address, timeout=30)
+        try:
+            client.wait_for_workers(2, timeout=30)
+            one_each = cluster.placement_warnings(client, _manifest(["0", "1"]))
+            crowded = cluster.placement_warnings(client, _manifest(["0", "1", "0", "1"]))
+            cluster.check_placement(client, _manifest(["0", "1", "0", "1"]))
+            with pytest.raises(cluster.ClusterError) as exc:
+                cluster.check_placement(client, _manifest(["0", "1"], host="elsewhere"))
+            moved = str(exc.value)
+        finally:
+            client.close()
+    assert one_each == []
+    assert crowded == [
+        "warning: F4 has 4 partitions on 2 workers (0 holds 2): fewer than P processes, so "
+        "its speedup and scaleup are not comparable with P workers",
+        "warning: F4: worker 0 has 1 thread(s) for its 2 partitions, so they queue instead "
+        "of running in parallel",
+    ]
+    assert notices[-2:] == crowded  # check_placement says them on the reporter
+    assert "now runs on" in moved and "was written on elsewhere" in moved
+
+
+def test_a_port_nobody_answers_fails_in_seconds():
+    t0 = time.monotonic()
+    with pytest.raises(cluster.ClusterError, match="connection refused"):
+        cluster.connect("tcp://127.0.0.1:1", timeout=60)
+    assert time.monotonic() - t0 < cluster.PROBE_S + 1
