@@ -83,6 +83,16 @@ def test_a_second_concurrent_run_is_refused_with_one_line_naming_the_first(tmp_p
     assert "wisconsin run --data" in lines[0] or "__main__.py run --data" in lines[0]
     assert "started 20" in lines[0]
     assert not (tmp_path / "b.json").exists()
+    # The first run was SIGKILLed (first.kill()): its lock went with it.
+    third = subprocess.run(
+        _wisconsin("run", "--data", data, "--tables", "F", "--mode", "shared-memory",
+                   "--repeat", 1, "--queries", "average", "--quiet", "--out", tmp_path / "c.json"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert third.returncode == 0, third.stderr
+    assert (tmp_path / "c.json").is_file()
 
 
 def test_generate_is_refused_too_and_the_lock_frees_when_the_holder_exits(tmp_path):
