@@ -330,6 +330,11 @@ def test_two_data_directories_on_the_same_workers_never_share_a_file(
     assert f"id {ms['A'].table_id}" in out
     local = _ok("info", tmp_path / "A" / "F2").output
     assert "give --cluster ADDRESS to verify them there" in local
+    # A damaged remote partition is found by its owner.
+    Path(ms["C"].parts[1].path).unlink()
+    res = _cli("info", tmp_path / "C" / "F2", "--cluster", addr)
+    assert res.exit_code == 2 and "problem: partition 1" in res.output, res.output
+    assert "problem: partition 0" not in res.output
 
     # DuckDB's memory limit comes from the worker's Dask memory limit (2 GiB), not from
     # the client's RAM: 60% of it for the worker's one partition.
