@@ -143,6 +143,16 @@ def test_generate_run_and_compare_with_a_local_run(netns_cluster_factory, tmp_pa
     assert all(h.worker_memory_bytes == (2 * 2**30,) for h in topo.hosts)
     assert b.config.memory_limit == "60%"  # of each worker's memory, decided there
     assert topo.rtt_s is not None and 0 < topo.rtt_s < 1
+    # ... and the run file keeps the placement warnings (F2, G2: one worker per partition).
+    assert [n for n in b.notes if n.startswith("warning:")] == [
+        f"warning: {t} has 4 partitions on 3 workers (alpha holds 2): fewer than P "
+        "processes, so its speedup and scaleup are not comparable with P workers"
+        if i == 0
+        else f"warning: {t}: worker alpha has 1 thread(s) for its 2 partitions, so they "
+        "queue instead of running in parallel"
+        for t in ("F4", "G4")
+        for i in (0, 1)
+    ]
     # Partition 3 of F4 ran on alpha, next to partition 0.
     f4_scan = b.measurement("F4", "scan").repetitions[0]
     assert {s.part: s.worker for s in f4_scan.partitions} == {

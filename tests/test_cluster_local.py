@@ -50,7 +50,7 @@ def test_warnings_when_partitions_outnumber_workers_or_threads(notices):
             client.wait_for_workers(2, timeout=30)
             one_each = cluster.placement_warnings(client, _manifest(["0", "1"]))
             crowded = cluster.placement_warnings(client, _manifest(["0", "1", "0", "1"]))
-            cluster.check_placement(client, _manifest(["0", "1", "0", "1"]))
+            said = cluster.check_placement(client, _manifest(["0", "1", "0", "1"]))
             with pytest.raises(cluster.ClusterError) as exc:
                 cluster.check_placement(client, _manifest(["0", "1"], host="elsewhere"))
             moved = str(exc.value)
@@ -63,7 +63,7 @@ def test_warnings_when_partitions_outnumber_workers_or_threads(notices):
         "warning: F4: worker 0 has 1 thread(s) for its 2 partitions, so they queue instead "
         "of running in parallel",
     ]
-    assert notices[-2:] == crowded  # check_placement says them on the reporter
+    assert notices[-2:] == crowded == said  # check_placement says them and returns them
     assert "now runs on" in moved and "was written on elsewhere" in moved
 
 

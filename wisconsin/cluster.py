@@ -415,10 +415,11 @@ def placement_warnings(client, manifest: Manifest) -> list[str]:
     return out
 
 
-def check_placement(client, manifest: Manifest) -> None:
-    """ClusterError in one line if any partition's worker moved to another host; a
-    warning (notice) if its P partitions cannot run as P parallel tasks."""
-    for line in placement_warnings(client, manifest):
+def check_placement(client, manifest: Manifest) -> list[str]:
+    """ClusterError in one line if any partition's worker moved to another host; else the
+    warnings (also said as notices) if its P partitions cannot run as P parallel tasks."""
+    warnings = placement_warnings(client, manifest)
+    for line in warnings:
         notice(line)
     moved = moved_partitions(client, manifest)
     if moved:
@@ -427,6 +428,7 @@ def check_placement(client, manifest: Manifest) -> None:
             f"{manifest.name}: {next(iter(moved.values()))}{more}; start the worker on that host again, or "
             "generate the table anew into another --data directory"
         )
+    return warnings
 
 
 def verify_on_cluster(

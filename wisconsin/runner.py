@@ -359,6 +359,7 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
                     measurements.append(replace(meas, startup_s=open_s))
                 engine.close_table()
         topology = engine.topology()
+        notes += getattr(engine, "warnings", [])  # e.g. fewer cluster workers than P
     finally:
         engine.stop()
     first = next(iter(manifests.values()))

@@ -75,6 +75,7 @@ class SharedNothingEngine:
         self.paths: dict[int, str] = {}
         self.table_dir = ""
         self._known: dict[str, str] | None = None
+        self.warnings: list[str] = []  # said on stderr and kept in the run file's notes
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -176,7 +177,9 @@ class SharedNothingEngine:
         self.placement = {p.index: p.worker or worker_name(p.index) for p in manifest.parts}
         self._wait_for_workers()
         if self.config.cluster:  # a worker name now on another host would open another file
-            check_placement(self.client, manifest)
+            self.warnings += [
+                w for w in check_placement(self.client, manifest) if w not in self.warnings
+            ]
         # The processes this table's sessions live in: a restart after this point loses them.
         self._known = worker_addresses(self.client)
         self._map(worker.task_open, lambda p: (self.paths[p],))
