@@ -145,3 +145,18 @@ def test_a_refused_cluster_connection_fails_in_seconds(f_only):
         "cannot connect to the scheduler at tcp://127.0.0.1:1: connection refused",
     )
     assert time.monotonic() - t0 < 8, line
+
+
+def test_bench_announces_where_and_how_much_before_writing(tmp_path, monkeypatch):
+    import wisconsin.bench
+    from wisconsin import WisconsinError
+
+    def stop(*a, **k):
+        raise WisconsinError("stopped before generating")
+
+    monkeypatch.setattr(wisconsin.bench, "bench", stop)
+    r = invoke("bench", "--preset", "tiny", "--data", tmp_path / "d", "--out", tmp_path / "o")
+    first = r.output.splitlines()[0]
+    assert first.startswith("bench: about 0.2 GB of tables to generate in ")
+    assert str(tmp_path / "d") in first and f"go to {tmp_path / 'o'}" in first
+    assert "free there" in first
