@@ -73,7 +73,8 @@ def measure_partitions(cfg: Config, partitions: int, work_dir: Path, say) -> Par
     shutil.rmtree(log_dir, ignore_errors=True)
     steps: list[Step] = []
     with PartitionServers(cfg.data_dir, partitions, cfg.sizing, log_dir) as servers:
-        servers.run(Load("closed", 1.0, streams=cfg.streams, seed=cfg.seed))  # warm-up
+        warm = Load("closed", min(1.0, cfg.step_s), streams=cfg.streams, seed=cfg.seed)
+        warmup_committed = sum(t["committed"] for t in servers.run(warm))
         for r in range(cfg.repeats):
             load = Load("closed", cfg.step_s, streams=cfg.streams, seed=cfg.seed + 1000 + r)
             steps.append(_step(load, r, partitions, servers.run(load)))
@@ -114,6 +115,7 @@ def measure_partitions(cfg: Config, partitions: int, work_dir: Path, say) -> Par
         tellers=cfg.sizing.tellers(partitions),
         accounts=cfg.sizing.accounts(partitions),
         build_s=build_s,
+        warmup_committed=warmup_committed,
         steps=tuple(steps),
         audit=record,
     )

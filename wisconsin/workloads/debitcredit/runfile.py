@@ -83,6 +83,7 @@ class PartitionResult:
     tellers: int
     accounts: int
     build_s: float
+    warmup_committed: int  # the untimed warm-up window's transactions (in the audit too)
     steps: tuple[Step, ...]
     audit: AuditRecord
 
