@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import psutil
+
 from wisconsin import WisconsinError, environment
 from wisconsin.store import utc_now
 from wisconsin.workloads.debitcredit import audit, histogram, schema
@@ -36,6 +38,23 @@ DURABILITY = (
     "every commit fsyncs its partition's DuckDB WAL (no group commit across transactions); "
     "a distributed transaction's decision is the home partition's commit"
 )
+
+
+def _priority() -> str:
+    """CPU and I/O priority: under `ionice -c3` every commit's fsync waits for others' I/O."""
+    proc = psutil.Process()
+    try:
+        io = proc.ionice()
+        io_class = {0: "best-effort (default)", 1: "realtime", 2: "best-effort", 3: "idle"}.get(
+            int(io.ioclass), str(io.ioclass)
+        )
+    except (AttributeError, psutil.Error):
+        io_class = "unknown"
+    return f"ran at nice {proc.nice()}, I/O class {io_class}" + (
+        "; an idle I/O class makes each commit's fsync wait for other processes' I/O"
+        if io_class == "idle"
+        else ""
+    )
 
 
 def _step(load: Load, repeat: int, partitions: int, tallies: list[dict]) -> Step:
@@ -140,6 +159,7 @@ def run_bench(
         ),
         "terminals have no think time (closed: N streams; open: Poisson arrivals served by a "
         "pool), not the standard's 100 tellers per tps thinking 100 s",
+        _priority(),
     ]
     run = DebitCreditRun(
         workload=WORKLOAD,

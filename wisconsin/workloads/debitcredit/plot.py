@@ -87,6 +87,15 @@ def _scaleup(run: DebitCreditRun, fig: Figure) -> None:
         if name.startswith("tps by"):
             base = med[0] / ps[0] if med and ps[0] else 0
             ax.plot(ps, [base * p for p in ps], color="grey", linestyle=":", label="linear")
+            cores = run.environment.get("usable_cores") or max(ps)
+            ax.plot(
+                ps,
+                [base * min(p, cores) for p in ps],
+                color="black",
+                linestyle="-.",
+                linewidth=0.8,
+                label=f"ceiling: {cores} cores",
+            )
             ts = tandem_scaleup()
             tx = [ps[0] * k for k in sorted(ts)]
             ax.plot(
