@@ -64,3 +64,10 @@ def test_bench_debitcredit_refuses_cluster(tmp_path):
         cli, ["bench", "--workload", "debitcredit", "--cluster", "tcp://1.2.3.4:8786"]
     )
     assert res.exit_code == 2 and "no --cluster" in res.output
+
+
+def test_compare_refuses_debitcredit_runs(tmp_path):
+    dc = tmp_path / "dc.json"
+    dc.write_text(json.dumps({"workload": "debitcredit", "schema_version": 1}))
+    res = CliRunner().invoke(cli, ["compare", str(dc), str(dc)])
+    assert res.exit_code == 2 and "DebitCredit runs are not supported" in res.output
