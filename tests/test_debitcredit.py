@@ -159,6 +159,8 @@ def test_rule_tps_needs_95_percent_within_1s_and_no_backlog():
     iv = metrics.rule_tps(res, 0.95, 1.0)
     assert (iv.median, iv.low, iv.high, iv.n) == (15.0, 10.0, 20.0, 2)
     assert metrics.rule_tps(res, 0.85, 2.0).high == 30.0  # Tandem's 90%/2 s variant is laxer
+    assert not metrics.rule_capped(res, 0.95, 1.0)  # every repeat failed its top step
+    assert metrics.rule_capped(res, 0.85, 2.0)  # repeat 0 passed its top step: a floor
     up = metrics.scaleup(metrics.Interval(10, 8, 12, 2), metrics.Interval(18, 16, 20, 2))
     assert (up.median, up.low, up.high) == (1.8, 16 / 12, 20 / 8)
 

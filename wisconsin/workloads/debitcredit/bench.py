@@ -189,7 +189,7 @@ def bench_command(
     branches: int,
     step_s: float,
     rule: str,
-    streams: int = 4,
+    streams: int = 8,
     servers: int = 8,
     say: Callable[[str], None] = lambda s: None,
 ) -> tuple[DebitCreditRun, Path, str, list[Path]]:

@@ -39,7 +39,7 @@ MAX_RETRIES = 100
 class Load:
     mode: str  # "closed" | "open"
     duration_s: float
-    streams: int = 4  # closed: terminals per partition
+    streams: int = 8  # closed: terminals per partition
     rate: float = 0.0  # open: offered transactions per second at this partition
     servers: int = 8  # open: server threads per partition
     drain_s: float = 5.0  # open: how long queued arrivals may still finish after the window

@@ -63,6 +63,17 @@ def rule_tps(result: PartitionResult, share: float, limit_s: float) -> Interval:
     return interval(list(per_repeat.values()))
 
 
+def rule_capped(result: PartitionResult, share: float, limit_s: float) -> bool:
+    """True if some repeat passed at its highest offered rate: the rule's tps is a floor."""
+    tops: dict[int, Step] = {}
+    for s in result.steps:
+        if s.mode == "open" and (
+            s.repeat not in tops or s.offered_tps > tops[s.repeat].offered_tps
+        ):
+            tops[s.repeat] = s
+    return any(step_passes(s, share, limit_s) for s in tops.values())
+
+
 def peak_tps(result: PartitionResult) -> Interval:
     """Closed N-stream throughput, one value per repeat."""
     return interval([s.throughput_tps for s in result.steps if s.mode == "closed"])

@@ -40,6 +40,7 @@ def summary_rows(run: DebitCreditRun) -> list[dict]:
                 "accounts": r.accounts,
                 "tps_rule": rule,
                 "tps_peak": peak,
+                "rule_capped": metrics.rule_capped(r, cfg.rule_share, cfg.rule_limit_s),
                 "scaleup_rule": metrics.scaleup(base_rule, rule),
                 "scaleup_peak": metrics.scaleup(base_peak, peak),
                 "ideal": r.partitions / base.partitions,
@@ -154,7 +155,7 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
         body.append(
             [
                 label,
-                r["tps_rule"].fmt(),
+                r["tps_rule"].fmt() + ("+" if r["rule_capped"] else ""),
                 r["scaleup_rule"].fmt(2),
                 r["tps_peak"].fmt(),
                 r["scaleup_peak"].fmt(2),
@@ -167,6 +168,11 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
         )
     out += _table(headers, body, md)
     t = tandem_scaleup()
+    if any(r["rule_capped"] for r in rows):
+        out += [
+            "",
+            "+ a repeat met the rule at its highest offered rate: the rule's tps is a floor.",
+        ]
     out += [
         "",
         "Tandem 1987 (NonStop SQL, 90% within 2 s): 8, 16, 32 VLX = "
