@@ -71,3 +71,25 @@ def test_compare_refuses_debitcredit_runs(tmp_path):
     dc.write_text(json.dumps({"workload": "debitcredit", "schema_version": 1}))
     res = CliRunner().invoke(cli, ["compare", str(dc), str(dc)])
     assert res.exit_code == 2 and "DebitCredit runs are not supported" in res.output
+
+
+def test_ctrl_c_during_debitcredit_bench_is_one_line(tmp_path):
+    """^C to the whole process group, partition processes starting or running: one line, 130."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wisconsin", "bench", "--workload", "debitcredit",
+         "--partitions", "2", "--branches", "2", "--step-seconds", "2", "--repeat", "1",
+         "--data", str(tmp_path / "d"), "--out", str(tmp_path / "runs")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    time.sleep(3)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip() == "interrupted; finished partitions are kept; no run file was written"
+    assert not list(tmp_path.glob("runs/*.json"))

@@ -81,6 +81,7 @@ def _step(load: Load, repeat: int, partitions: int, tallies: list[dict]) -> Step
         cpu_s=total("cpu_s"),
         committed_by_partition=tuple(t["committed"] for t in tallies),
         hist=histogram.encode(h),
+        first_error=next((t["error"] for t in tallies if t["error"]), ""),
     )
 
 

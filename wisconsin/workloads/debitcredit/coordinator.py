@@ -6,6 +6,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import secrets
+import signal
 from pathlib import Path
 
 from wisconsin import WisconsinError
@@ -48,7 +49,13 @@ class PartitionServers:
                     ),
                     name=f"debitcredit-p{p}",
                 )
-                proc.start()
+                # Spawned with SIGINT blocked (the mask is inherited): a ^C while the child
+                # is still importing must not print its traceback; serve() then ignores it.
+                old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                try:
+                    proc.start()
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
                 theirs.close()
                 self.procs.append(proc)
                 self.ctrls.append(mine)
@@ -65,8 +72,8 @@ class PartitionServers:
                 ctrl.send(("peers", addresses))
             for p, ctrl in enumerate(self.ctrls):
                 self._recv(p, ctrl, START_TIMEOUT_S)
-        except BaseException:
-            self.__exit__(None, None, None)
+        except BaseException as exc:
+            self.__exit__(type(exc), exc, None)
             raise
         return self
 
@@ -86,7 +93,10 @@ class PartitionServers:
         limit = load.duration_s + load.drain_s + 60.0
         return [self._recv(p, ctrl, limit) for p, ctrl in enumerate(self.ctrls)]
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type=None, *exc) -> None:
+        if exc_type is not None:  # interrupted or failed mid-step: do not wait for the step
+            for proc in self.procs:
+                proc.kill()
         for ctrl in self.ctrls:
             with contextlib.suppress(OSError, EOFError):
                 ctrl.send(("stop",))

@@ -58,6 +58,7 @@ class Tally:
     retries: int = 0  # conflict aborts that were retried
     failed: int = 0  # given up (retries exhausted or a partition unreachable)
     unfinished: int = 0  # open mode: still queued when the drain ended
+    error: str = ""  # the first unexpected (non-conflict) error, if any
 
     def add(self, other: Tally) -> None:
         self.hist.add(other.hist)
@@ -65,6 +66,7 @@ class Tally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.failed += other.failed
         self.unfinished += other.unfinished
+        self.error = self.error or other.error
 
 
 class PartitionDown(Exception):
@@ -119,7 +121,8 @@ class Terminal:
                 break
             except Exception as exc:
                 if not transaction.is_conflict(exc):
-                    raise
+                    tally.error = tally.error or f"{type(exc).__name__}: {exc}"
+                    break  # rolled back; counted as failed, the first message kept
                 tally.retries += 1
                 time.sleep(self.rng.random() * 0.002)  # de-synchronise the colliding pair
         node.log(f"A {txid}\n")

@@ -229,6 +229,9 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
             body,
             md,
         )
+        errors = sorted({s.first_error for s in res.steps if s.first_error})
+        if errors:
+            out += ["", "Unexpected errors (transactions counted as failed): " + "; ".join(errors)]
         a = res.audit
         out += [
             "",

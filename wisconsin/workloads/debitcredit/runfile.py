@@ -44,6 +44,7 @@ class Step:
     cpu_s: float  # CPU of all partition processes during the step
     committed_by_partition: tuple[int, ...]
     hist: str  # HdrHistogram, microseconds, base64
+    first_error: str = ""  # the first unexpected (non-conflict) error of the step, if any
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 import threading
 import time
 from multiprocessing.connection import Listener
@@ -137,6 +138,7 @@ def tally_dict(tally: driver.Tally, cpu_s: float, wall_s: float) -> dict:
         "retries": tally.retries,
         "failed": tally.failed,
         "unfinished": tally.unfinished,
+        "error": tally.error,
         "cpu_s": cpu_s,
         "wall_s": wall_s,
     }
@@ -147,6 +149,8 @@ def serve(part, partitions, sizing, path, log_dir, authkey, ctrl) -> None:
 
     The coordinator's pipe closing (it exited or was killed) ends the process.
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the coordinator's to handle
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since spawn
     node = Node(part, partitions, sizing, path, Path(log_dir) / f"driver-p{part:03d}.log", authkey)
     listener = Listener(("127.0.0.1", 0), authkey=authkey)
     threading.Thread(target=_accept, args=(node, listener), daemon=True).start()
