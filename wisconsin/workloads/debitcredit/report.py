@@ -26,6 +26,7 @@ def summary_rows(run: DebitCreditRun) -> list[dict]:
     base = run.results[0] if run.results else None
     base_rule = metrics.rule_tps(base, cfg.rule_share, cfg.rule_limit_s) if base else None
     base_peak = metrics.peak_tps(base) if base else None
+    cores = run.environment.get("usable_cores") or max(r.partitions for r in run.results)
     rows = []
     for r in run.results:
         rule = metrics.rule_tps(r, cfg.rule_share, cfg.rule_limit_s)
@@ -44,6 +45,7 @@ def summary_rows(run: DebitCreditRun) -> list[dict]:
                 "scaleup_rule": metrics.scaleup(base_rule, rule),
                 "scaleup_peak": metrics.scaleup(base_peak, peak),
                 "ideal": r.partitions / base.partitions,
+                "ceiling": min(r.partitions, cores) / min(base.partitions, cores),
                 "p95_closed_s": max((s.latency.p95 for s in closed), default=0.0),
                 "remote_observed": metrics.observed_remote(r),
                 "remote_expected": metrics.expected_remote(cfg.sizing, r.partitions),
@@ -72,6 +74,7 @@ def _table(headers: list[str], rows: list[list[str]], markdown: bool) -> list[st
 
 def render(run: DebitCreditRun, fmt: str = "text") -> str:
     rows = summary_rows(run)
+    cores = run.environment.get("usable_cores") or "?"
     if fmt == "json":
         return (
             json.dumps(
@@ -144,6 +147,7 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
         "peak tps",
         "scaleup",
         "ideal",
+        "ceiling",
         "remote obs/exp",
         "retries/txn",
         "CPU ms/txn",
@@ -160,6 +164,7 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
                 r["tps_peak"].fmt(),
                 r["scaleup_peak"].fmt(2),
                 f"{r['ideal']:g}",
+                f"{r['ceiling']:g}",
                 f"{r['remote_observed']:.1%} / {r['remote_expected']:.1%}",
                 f"{r['retries_per_txn']:.2f}",
                 f"{r['cpu_ms_per_txn']:.1f}",
@@ -167,6 +172,11 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
             ]
         )
     out += _table(headers, body, md)
+    out += [
+        "",
+        f"ideal = P/P0; ceiling = min(P, {cores})/min(P0, {cores}): the best possible with "
+        f"{cores} usable cores. Higher is better.",
+    ]
     t = tandem_scaleup()
     if any(r["rule_capped"] for r in rows):
         out += [
