@@ -43,7 +43,7 @@ class Load:
     rate: float = 0.0  # open: offered transactions per second at this partition
     servers: int = 8  # open: server threads per partition
     drain_s: float = 5.0  # open: how long queued arrivals may still finish after the window
-    seed: int = 0
+    seed: int = 0  # inputs and arrival times come from string-seeded streams: reproducible
 
 
 @dataclass
@@ -185,7 +185,7 @@ class Terminal:
 
 
 def _closed(node, load: Load, index: int, tally: Tally, t_end: float) -> None:
-    term = Terminal(node, random.Random(hash((load.seed, node.part, index, "closed"))))
+    term = Terminal(node, random.Random(f"{load.seed}-{node.part}-{index}-closed"))
     try:
         while time.perf_counter() < t_end and not node.stopping.is_set():
             t0 = time.perf_counter()
@@ -200,7 +200,7 @@ def _closed(node, load: Load, index: int, tally: Tally, t_end: float) -> None:
 
 
 def _serve_open(node, load, index, tally, work: queue.Queue, t_end, t_drain) -> None:
-    term = Terminal(node, random.Random(hash((load.seed, node.part, index, "open"))))
+    term = Terminal(node, random.Random(f"{load.seed}-{node.part}-{index}-open"))
     try:
         while True:
             arrival = work.get()
@@ -245,7 +245,7 @@ def run(node, load: Load) -> Tally:
             )
         for t in threads:
             t.start()
-        rng = random.Random(hash((load.seed, node.part, "arrivals")))
+        rng = random.Random(f"{load.seed}-{node.part}-arrivals")
         arrivals = 0
         t_next = t_start + rng.expovariate(load.rate)
         while t_next < t_end and not node.stopping.is_set():
