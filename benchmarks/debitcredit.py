@@ -93,7 +93,8 @@ def main() -> None:
     sizing = schema.Sizing(branches_per_partition=args.branches)
     (path,) = schema.build(root, 1, sizing)
     mem = duckdb.connect(":memory:", config={"threads": 1})
-    mem.execute(f"ATTACH '{path}' AS src (READ_ONLY)")
+    quoted = str(path).replace("'", "''")
+    mem.execute(f"ATTACH '{quoted}' AS src (READ_ONLY)")
     for table in ("account", "teller", "branch", "history"):
         mem.execute(f"CREATE TABLE {table} AS SELECT * FROM src.{table}")
     mem.execute("DETACH src")

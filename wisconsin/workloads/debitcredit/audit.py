@@ -119,7 +119,8 @@ def check(paths: list[Path], log_dir: str | os.PathLike | None = None) -> Audit:
     con = duckdb.connect(config={"threads": 1})
     try:
         for i, path in enumerate(paths):
-            con.execute(f"ATTACH '{path}' AS p{i} (READ_ONLY)")
+            quoted = str(path).replace("'", "''")
+            con.execute(f"ATTACH '{quoted}' AS p{i} (READ_ONLY)")
         n = len(paths)
         con.execute(
             f"CREATE TEMP VIEW h AS {_union(n, 'SELECT txid, aid, tid, bid, delta, remote_part FROM {p}.history')}"

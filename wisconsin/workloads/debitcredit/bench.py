@@ -9,6 +9,7 @@ peak, stop, redo any decided remote halves, audit, and run the independent check
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import statistics
 import time
@@ -219,6 +220,8 @@ def bench_command(
     run, path = run_bench(cfg, out, say)
     text = report.render(run, "text")
     report_path = path.with_suffix(".report.md")
-    report_path.write_text(report.render(run, "markdown"))
+    tmp = report_path.with_name(f".{report_path.name}.tmp-{os.getpid()}")
+    tmp.write_text(report.render(run, "markdown"))
+    os.replace(tmp, report_path)  # never a half-written report under the final name
     figures = plot.plot_run(run, path.parent, path.stem)
     return run, path, text, [report_path, *figures]

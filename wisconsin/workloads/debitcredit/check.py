@@ -21,7 +21,8 @@ def independent_check(db_dir: str) -> tuple[bool, list[str]]:
     con = duckdb.connect()
     names = []
     for i, f in enumerate(files):
-        con.execute(f"ATTACH '{f}' AS f{i} (READ_ONLY)")
+        quoted = str(f).replace("'", "''")
+        con.execute(f"ATTACH '{quoted}' AS f{i} (READ_ONLY)")
         names.append(f"f{i}")
 
     def total(sql: str) -> int:
