@@ -40,6 +40,12 @@ def test_bench_debitcredit_end_to_end(tmp_path):
     assert [row["P"] for row in json.loads(rep.output)] == [1, 2]
     figs = CliRunner().invoke(cli, ["plot", str(path), "--out-dir", str(tmp_path / "figs")])
     assert figs.exit_code == 0 and len(figs.output.split()) == 4
+    cmp = CliRunner().invoke(cli, ["compare", str(path), str(path), "--format", "json"])
+    assert cmp.exit_code == 0, cmp.output
+    assert [(r["P"], r["peak_ratio"]["median"]) for r in json.loads(cmp.output)] == [
+        (1, 1.0),
+        (2, 1.0),
+    ]
 
     try:
         save(run, path)
@@ -66,11 +72,13 @@ def test_bench_debitcredit_refuses_cluster(tmp_path):
     assert res.exit_code == 2 and "no --cluster" in res.output
 
 
-def test_compare_refuses_debitcredit_runs(tmp_path):
+def test_compare_of_a_debitcredit_and_a_batch_file_is_one_line(tmp_path):
     dc = tmp_path / "dc.json"
     dc.write_text(json.dumps({"workload": "debitcredit", "schema_version": 1}))
-    res = CliRunner().invoke(cli, ["compare", str(dc), str(dc)])
-    assert res.exit_code == 2 and "DebitCredit runs are not supported" in res.output
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps({"schema_version": 1}))
+    res = CliRunner().invoke(cli, ["compare", str(batch), str(dc)])
+    assert res.exit_code == 2 and "not a DebitCredit run file" in res.output
 
 
 def test_ctrl_c_during_debitcredit_bench_is_one_line(tmp_path):

@@ -641,14 +641,15 @@ def plot(runs, out_dir) -> None:
     show_default=True,
 )
 def compare(run_a, run_b, force, fmt) -> None:
-    """Compare two runs of the same tables: time ratios, speedups, significance."""
+    """Compare two runs of the same tables: time ratios, speedups, significance.
+
+    Two DebitCredit runs: throughput ratios per partition count.
+    """
     from wisconsin.compare import compare_files
     from wisconsin.workloads.debitcredit.runfile import is_debitcredit
 
     if is_debitcredit(run_a) or is_debitcredit(run_b):
-        raise click.UsageError(
-            "compare reads batch run files; DebitCredit runs are not supported yet"
-        )
+        from wisconsin.workloads.debitcredit.compare import compare_files
     click.echo(compare_files(run_a, run_b, force=force, fmt=fmt), nl=False)
 
 

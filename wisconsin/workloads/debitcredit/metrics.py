@@ -83,7 +83,8 @@ def scaleup(base: Interval, new: Interval) -> Interval:
     """NewThroughput / OldThroughput; the interval pairs the extremes (worst and best case)."""
     if base.median <= 0 or base.low <= 0:
         return Interval(0.0, 0.0, 0.0, 0)
-    return Interval(new.median / base.median, new.low / base.high, new.high / base.low, new.n)
+    n = max(base.n, new.n)  # spread on either side makes an interval
+    return Interval(new.median / base.median, new.low / base.high, new.high / base.low, n)
 
 
 def expected_remote(sizing: Sizing, partitions: int) -> float:
