@@ -487,6 +487,34 @@ def export(table_dir, out_dir) -> None:
 )
 @click.option("--quiet", is_flag=True, help="No progress bar, no report on the terminal.")
 @_cluster_options(worker_data=True)
+@click.option(
+    "--workload",
+    type=click.Choice(["wisconsin", "debitcredit"]),
+    default="wisconsin",
+    show_default=True,
+    help="wisconsin: the batch queries; debitcredit: OLTP scaleup (docs/debitcredit.md).",
+)
+@click.option(
+    "--branches",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="DebitCredit: branches per partition (10 per rated tps; 10,000 accounts each).",
+)
+@click.option(
+    "--step-seconds",
+    type=click.FloatRange(min=0.1),
+    default=3.0,
+    show_default=True,
+    help="DebitCredit: length of each measured window.",
+)
+@click.option(
+    "--rule",
+    type=click.Choice(["95/1", "90/2"]),
+    default="95/1",
+    show_default=True,
+    help="DebitCredit: tps rule, 95%% within 1 s (standard) or 90%% within 2 s (Tandem 1987).",
+)
 def bench(
     preset,
     data_dir,
@@ -501,8 +529,38 @@ def bench(
     tls_cert,
     tls_key,
     worker_data,
+    workload,
+    branches,
+    step_seconds,
+    rule,
 ) -> None:
-    """The main job: generate, run F and G at every partition count, report and plot."""
+    """The main job: generate, run F and G at every partition count, report and plot.
+
+    With --workload debitcredit: OLTP scaleup at P = 1, 2, 4 (or --partitions).
+    """
+    if workload == "debitcredit":
+        if cluster_address is not None:
+            raise click.UsageError("--workload debitcredit runs on this machine (no --cluster)")
+        from wisconsin.workloads.debitcredit.bench import bench_command
+
+        say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
+        _run, path, text, files = bench_command(
+            data_dir,
+            partitions or (1, 2, 4),
+            seed,
+            repeat,
+            out,
+            branches,
+            step_seconds,
+            rule,
+            say=say,
+        )
+        if not quiet:
+            click.echo(text)
+        click.echo(f"run file: {path}")
+        click.echo(f"report:   {files[0]}")
+        click.echo(f"figures:  {', '.join(str(f) for f in files[1:] if f.suffix == '.png')}")
+        return
     from wisconsin.bench import bench as run_bench
     from wisconsin.bench import disk_plan, preset_specs
     from wisconsin.presets import get_preset
@@ -722,7 +780,10 @@ def _print_run_summary(result) -> None:
 def report(runs, fmt) -> None:
     """Speedup and scaleup tables of run files, beside Tandem's published Table 2."""
     from wisconsin.report import report_files
+    from wisconsin.workloads.debitcredit.runfile import is_debitcredit
 
+    if any(is_debitcredit(r) for r in runs):
+        from wisconsin.workloads.debitcredit.report import report_files
     click.echo(report_files(runs, fmt), nl=False)
 
 
@@ -737,7 +798,10 @@ def report(runs, fmt) -> None:
 def plot(runs, out_dir) -> None:
     """Speedup and scaleup figures (PNG and SVG) of run files; prints the written paths."""
     from wisconsin.plots import plot_files
+    from wisconsin.workloads.debitcredit.runfile import is_debitcredit
 
+    if any(is_debitcredit(r) for r in runs):
+        from wisconsin.workloads.debitcredit.plot import plot_files
     for path in plot_files(runs, out_dir):
         click.echo(str(path))
 
@@ -754,9 +818,15 @@ def plot(runs, out_dir) -> None:
     show_default=True,
 )
 def compare(run_a, run_b, force, fmt) -> None:
-    """Compare two runs of the same tables: time ratios, speedups, significance."""
-    from wisconsin.compare import compare_files
+    """Compare two runs of the same tables: time ratios, speedups, significance.
 
+    Two DebitCredit runs: throughput ratios per partition count.
+    """
+    from wisconsin.compare import compare_files
+    from wisconsin.workloads.debitcredit.runfile import is_debitcredit
+
+    if is_debitcredit(run_a) or is_debitcredit(run_b):
+        from wisconsin.workloads.debitcredit.compare import compare_files
     click.echo(compare_files(run_a, run_b, force=force, fmt=fmt), nl=False)
 
 

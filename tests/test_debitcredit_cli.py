@@ -1,0 +1,103 @@
+"""DebitCredit end to end: bench --workload debitcredit, its run file, report and plot."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from wisconsin.cli import cli
+from wisconsin.workloads.debitcredit import metrics
+from wisconsin.workloads.debitcredit.runfile import load, save
+
+
+def test_bench_debitcredit_end_to_end(tmp_path):
+    out = tmp_path / "runs"
+    args = ["bench", "--workload", "debitcredit", "--partitions", "1,2", "--branches", "4",
+            "--step-seconds", "0.4", "--repeat", "1", "--data", str(tmp_path / "d"),
+            "--out", str(out)]  # fmt: skip
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    assert "OLTP scaleup" in res.output and "not scaled" in res.output
+    (path,) = out.glob("debitcredit-*.json")
+    run = load(path)
+    assert run.workload == "debitcredit" and [r.partitions for r in run.results] == [1, 2]
+    for r in run.results:
+        assert r.audit.ok, r.audit.problems
+        assert r.audit.history_rows == r.audit.acknowledged > 0
+        closed = [s for s in r.steps if s.mode == "closed"]
+        opened = [s for s in r.steps if s.mode == "open"]
+        assert len(closed) == 1 and len(opened) == 5
+        assert all(s.latency.count == s.committed for s in r.steps)
+        assert r.warmup_committed + sum(s.committed for s in r.steps) == r.audit.history_rows
+    two = run.result(2)
+    assert two.audit.distributed_rows >= sum(s.distributed for s in two.steps) > 0  # + warm-up
+    assert metrics.expected_remote(run.config.sizing, 2) == 0.15 * 4 / 7
+    assert list(out.glob("*-response-time.png")) and list(out.glob("*-oltp-scaleup.svg"))
+
+    rep = CliRunner().invoke(cli, ["report", str(path), "--format", "json"])
+    assert rep.exit_code == 0, rep.output
+    assert [row["P"] for row in json.loads(rep.output)] == [1, 2]
+    figs = CliRunner().invoke(cli, ["plot", str(path), "--out-dir", str(tmp_path / "figs")])
+    assert figs.exit_code == 0 and len(figs.output.split()) == 4
+    cmp = CliRunner().invoke(cli, ["compare", str(path), str(path), "--format", "json"])
+    assert cmp.exit_code == 0, cmp.output
+    assert [(r["P"], r["peak_ratio"]["median"]) for r in json.loads(cmp.output)] == [
+        (1, 1.0),
+        (2, 1.0),
+    ]
+
+    try:
+        save(run, path)
+        raise AssertionError("overwrote a run file")
+    except Exception as exc:
+        assert "never overwritten" in str(exc)
+
+
+def test_report_of_a_bad_debitcredit_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"workload": "debitcredit", "schema_version": 99}))
+    res = CliRunner().invoke(cli, ["report", str(bad)])
+    assert res.exit_code == 2 and "version 99 is not supported" in res.output
+    bad.unlink()
+    bad.write_text(json.dumps({"workload": "debitcredit", "schema_version": 1}))
+    res = CliRunner().invoke(cli, ["plot", str(bad)])
+    assert res.exit_code == 2 and "malformed" in res.output
+
+
+def test_bench_debitcredit_refuses_cluster(tmp_path):
+    res = CliRunner().invoke(
+        cli, ["bench", "--workload", "debitcredit", "--cluster", "tcp://1.2.3.4:8786"]
+    )
+    assert res.exit_code == 2 and "no --cluster" in res.output
+
+
+def test_compare_of_a_debitcredit_and_a_batch_file_is_one_line(tmp_path):
+    dc = tmp_path / "dc.json"
+    dc.write_text(json.dumps({"workload": "debitcredit", "schema_version": 1}))
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps({"schema_version": 1}))
+    res = CliRunner().invoke(cli, ["compare", str(batch), str(dc)])
+    assert res.exit_code == 2 and "not a DebitCredit run file" in res.output
+
+
+def test_ctrl_c_during_debitcredit_bench_is_one_line(tmp_path):
+    """^C to the whole process group, partition processes starting or running: one line, 130."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wisconsin", "bench", "--workload", "debitcredit",
+         "--partitions", "2", "--branches", "2", "--step-seconds", "2", "--repeat", "1",
+         "--data", str(tmp_path / "d"), "--out", str(tmp_path / "runs")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    time.sleep(3)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip() == "interrupted; finished partitions are kept; no run file was written"
+    assert not list(tmp_path.glob("runs/*.json"))

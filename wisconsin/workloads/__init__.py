@@ -1,0 +1,1 @@
+"""Workloads the tool measures. DebitCredit (OLTP scaleup) lives in `debitcredit/`."""

@@ -1,0 +1,171 @@
+"""Recovery and the auditor's checks, on the partition files themselves (servers stopped).
+
+recover(): every distributed transaction whose decision (the home's history row) committed
+but whose remote half did not, is redone on the account's partition (exactly once, by the
+remote_applied key). check(): the invariants that make a run valid:
+
+- sum(account) = sum(teller) = sum(branch) = sum(history.delta), from a zero start, and
+  row by row: every account, teller and branch balance equals the sum of its history deltas;
+- every distributed transaction is on both partitions or on neither;
+- against the driver's log: every transaction the driver saw commit is in history, none it
+  saw abort is, none it never began is; count(history) = committed (acknowledged, plus those
+  whose answer was lost in a crash: begun, neither acknowledged nor aborted, yet present).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from wisconsin.workloads.debitcredit import transaction
+from wisconsin.workloads.debitcredit.schema import connect
+
+
+def recover(paths: list[Path]) -> int:
+    """Redo decided remote halves that are missing; returns how many were redone."""
+    cons = [connect(p) for p in paths]
+    try:
+        want: dict[int, list[tuple]] = defaultdict(list)
+        for home, con in enumerate(cons):
+            for txid, aid, delta, remote in con.execute(
+                "SELECT txid, aid, delta, remote_part FROM history WHERE remote_part >= 0"
+            ).fetchall():
+                want[remote].append((txid, home, aid, delta))
+        redone = 0
+        for remote, rows in want.items():
+            con = cons[remote]
+            have = {t for (t,) in con.execute("SELECT txid FROM remote_applied").fetchall()}
+            for txid, home, aid, delta in rows:
+                if txid not in have:
+                    redone += transaction.redo_remote(con, txid, home, aid, delta)
+        return redone
+    finally:
+        for con in cons:
+            con.close()
+
+
+@dataclass(frozen=True)
+class Audit:
+    account_sum: int
+    teller_sum: int
+    branch_sum: int
+    history_sum: int
+    history_rows: int
+    distributed_rows: int
+    bad_accounts: int  # rows whose balance differs from the sum of their history deltas
+    bad_tellers: int
+    bad_branches: int
+    half_committed: int  # distributed transactions present on one partition only
+    begun: int = 0  # from the driver's log
+    acknowledged: int = 0
+    aborted: int = 0
+    acknowledged_missing: int = 0  # the driver saw commit, history lacks it
+    aborted_present: int = 0  # the driver saw abort, history has it
+    unknown_present: int = 0  # in history, never begun by the driver
+    in_doubt_committed: int = 0  # begun, answer lost in a crash, committed
+
+    @property
+    def committed(self) -> int:
+        return self.acknowledged + self.in_doubt_committed
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        out = []
+        sums = {self.account_sum, self.teller_sum, self.branch_sum, self.history_sum}
+        if len(sums) != 1:
+            out.append(
+                f"balances differ: account {self.account_sum}, teller {self.teller_sum}, "
+                f"branch {self.branch_sum}, history {self.history_sum}"
+            )
+        for name in ("bad_accounts", "bad_tellers", "bad_branches", "half_committed"):
+            if getattr(self, name):
+                out.append(f"{name.replace('_', ' ')}: {getattr(self, name)}")
+        for name in ("acknowledged_missing", "aborted_present", "unknown_present"):
+            if getattr(self, name):
+                out.append(f"{name.replace('_', ' ')}: {getattr(self, name)}")
+        if self.begun and self.history_rows != self.committed:
+            out.append(f"history rows {self.history_rows} != committed {self.committed}")
+        return tuple(out)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _union(n: int, select: str) -> str:
+    return " UNION ALL ".join(select.format(p=f"p{i}") for i in range(n))
+
+
+def read_log(log_dir: str | os.PathLike) -> tuple[set[int], set[int], set[int]]:
+    """(begun, acknowledged, aborted) txids from every partition's driver log."""
+    begun, acked, aborted = set(), set(), set()
+    for path in sorted(Path(log_dir).glob("driver-p*.log")):
+        for line in path.read_text().splitlines():
+            parts = line.split()
+            if len(parts) < 2:
+                continue  # a line cut by kill -9
+            kind, txid = parts[0], int(parts[1])
+            {"B": begun, "C": acked, "A": aborted}.get(kind, set()).add(txid)
+    return begun, acked, aborted
+
+
+def check(paths: list[Path], log_dir: str | os.PathLike | None = None) -> Audit:
+    """Read every partition file (read-only) and the driver log; never writes."""
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        for i, path in enumerate(paths):
+            quoted = str(path).replace("'", "''")
+            con.execute(f"ATTACH '{quoted}' AS p{i} (READ_ONLY)")
+        n = len(paths)
+        con.execute(
+            f"CREATE TEMP VIEW h AS {_union(n, 'SELECT txid, aid, tid, bid, delta, remote_part FROM {p}.history')}"
+        )
+        sums = con.execute(
+            f"SELECT (SELECT coalesce(sum(abalance), 0) FROM ({_union(n, 'SELECT abalance FROM {p}.account')})), "
+            f"(SELECT coalesce(sum(tbalance), 0) FROM ({_union(n, 'SELECT tbalance FROM {p}.teller')})), "
+            f"(SELECT coalesce(sum(bbalance), 0) FROM ({_union(n, 'SELECT bbalance FROM {p}.branch')})), "
+            "(SELECT coalesce(sum(delta), 0) FROM h), (SELECT count(*) FROM h), "
+            "(SELECT count(*) FROM h WHERE remote_part >= 0)"
+        ).fetchone()
+        bad = []
+        for table, key, col in (
+            ("account", "aid", "abalance"),
+            ("teller", "tid", "tbalance"),
+            ("branch", "bid", "bbalance"),
+        ):
+            rows = _union(n, f"SELECT {key}, {col} AS balance FROM {{p}}.{table}")
+            bad.append(
+                con.execute(
+                    f"SELECT count(*) FROM ({rows}) r LEFT JOIN "
+                    f"(SELECT {key}, sum(delta) AS s FROM h GROUP BY {key}) x USING ({key}) "
+                    "WHERE r.balance <> coalesce(x.s, 0)"
+                ).fetchone()[0]
+            )
+        markers = _union(n, "SELECT txid FROM {p}.remote_applied")
+        (half,) = con.execute(
+            f"SELECT count(*) FROM (SELECT txid FROM h WHERE remote_part >= 0) d "
+            f"FULL JOIN ({markers}) m USING (txid) WHERE d.txid IS NULL OR m.txid IS NULL"
+        ).fetchone()
+        history_ids = {t for (t,) in con.execute("SELECT txid FROM h").fetchall()}
+    finally:
+        con.close()
+    audit = Audit(*[int(x) for x in sums], *bad, half)
+    if log_dir is None:
+        return audit
+    begun, acked, aborted = read_log(log_dir)
+    in_doubt = begun - acked - aborted
+    return dataclasses.replace(
+        audit,
+        begun=len(begun),
+        acknowledged=len(acked),
+        aborted=len(aborted),
+        acknowledged_missing=len(acked - history_ids),
+        aborted_present=len(aborted & history_ids),
+        unknown_present=len(history_ids - begun),
+        in_doubt_committed=len(in_doubt & history_ids),
+    )

@@ -1,0 +1,109 @@
+"""Starts one server process per partition, wires their peer ports, runs steps on all at once."""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import secrets
+import signal
+from pathlib import Path
+
+from wisconsin import WisconsinError
+from wisconsin.workloads.debitcredit import server
+from wisconsin.workloads.debitcredit.driver import Load
+from wisconsin.workloads.debitcredit.schema import Sizing, partition_file
+
+START_TIMEOUT_S = 60.0
+
+
+class PartitionServers:
+    """P partition processes (spawned: DuckDB is not fork-safe), used as a context manager."""
+
+    def __init__(self, data_dir, partitions: int, sizing: Sizing, log_dir):
+        self.partitions = partitions
+        self.sizing = sizing
+        self.paths = [partition_file(data_dir, p, partitions) for p in range(partitions)]
+        self.log_dir = Path(log_dir)
+        self.procs: list = []
+        self.ctrls: list = []
+        self.pids: list[int] = []
+
+    def __enter__(self) -> PartitionServers:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        ctx = mp.get_context("spawn")
+        authkey = secrets.token_bytes(16)
+        try:
+            for p, path in enumerate(self.paths):
+                mine, theirs = ctx.Pipe()
+                proc = ctx.Process(
+                    target=server.serve,
+                    args=(
+                        p,
+                        self.partitions,
+                        self.sizing,
+                        str(path),
+                        str(self.log_dir),
+                        authkey,
+                        theirs,
+                    ),
+                    name=f"debitcredit-p{p}",
+                )
+                # Spawned with SIGINT blocked (the mask is inherited): a ^C while the child
+                # is still importing must not print its traceback; serve() then ignores it.
+                old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                try:
+                    proc.start()
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+                theirs.close()
+                self.procs.append(proc)
+                self.ctrls.append(mine)
+            addresses = {}
+            for p, ctrl in enumerate(self.ctrls):
+                _, address, pid = self._recv(p, ctrl, START_TIMEOUT_S)
+                addresses[p] = address
+                self.pids.append(pid)
+            (self.log_dir / "pids").write_text(
+                "".join(f"{p} {pid}\n" for p, pid in enumerate(self.pids))
+                + f"coordinator {os.getpid()}\n"
+            )
+            for ctrl in self.ctrls:
+                ctrl.send(("peers", addresses))
+            for p, ctrl in enumerate(self.ctrls):
+                self._recv(p, ctrl, START_TIMEOUT_S)
+        except BaseException as exc:
+            self.__exit__(type(exc), exc, None)
+            raise
+        return self
+
+    def _recv(self, p: int, ctrl, timeout: float):
+        if not ctrl.poll(timeout):
+            raise WisconsinError(f"DebitCredit partition {p} did not answer within {timeout:.0f} s")
+        try:
+            return ctrl.recv()
+        except EOFError:
+            code = self.procs[p].exitcode
+            raise WisconsinError(f"DebitCredit partition {p} exited (code {code})") from None
+
+    def run(self, load: Load) -> list[dict]:
+        """One step on every partition at once; the per-partition tallies."""
+        for ctrl in self.ctrls:
+            ctrl.send(("run", load))
+        limit = load.duration_s + load.drain_s + 60.0
+        return [self._recv(p, ctrl, limit) for p, ctrl in enumerate(self.ctrls)]
+
+    def __exit__(self, exc_type=None, *exc) -> None:
+        if exc_type is not None:  # interrupted or failed mid-step: do not wait for the step
+            for proc in self.procs:
+                proc.kill()
+        for ctrl in self.ctrls:
+            with contextlib.suppress(OSError, EOFError):
+                ctrl.send(("stop",))
+        for proc in self.procs:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        for ctrl in self.ctrls:
+            ctrl.close()

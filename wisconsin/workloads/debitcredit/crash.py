@@ -1,0 +1,117 @@
+"""The durability test: kill -9 a partition process and the coordinator in the middle of a run.
+
+A coordinator child process starts P partition servers and runs closed load. Once the drivers
+have acknowledged some commits, one partition process and the coordinator are killed with
+SIGKILL; the other partitions notice the coordinator is gone and stop. Then, as after any
+crash: recover (redo decided remote halves), audit against the drivers' logs, and read the
+files independently. Used by tests/test_debitcredit_crash.py and benchmarks/.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from wisconsin import WisconsinError
+from wisconsin.workloads.debitcredit import audit, schema
+from wisconsin.workloads.debitcredit.check import independent_check
+
+
+@dataclass(frozen=True)
+class CrashResult:
+    acknowledged_before_kill: int
+    recovered: int  # remote halves redone
+    audit: audit.Audit
+    independent_ok: bool
+    independent: tuple[str, ...]
+
+
+def _acked(log_dir: Path) -> int:
+    return sum(
+        1
+        for path in log_dir.glob("driver-p*.log")
+        for line in path.read_text().splitlines()
+        if line.startswith("C ")
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie child of ours counts as dead
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        return True
+
+
+def crash_test(
+    data_dir: str | os.PathLike,
+    partitions: int = 2,
+    sizing: schema.Sizing | None = None,
+    min_acked: int = 30,
+    victim: int = 1,
+    timeout_s: float = 60.0,
+) -> CrashResult:
+    sizing = sizing or schema.Sizing(branches_per_partition=4, accounts_per_branch=100)
+    if not 0 <= victim < partitions:
+        raise WisconsinError(f"victim partition {victim} out of range")
+    paths = schema.build(data_dir, partitions, sizing)
+    log_dir = Path(data_dir) / f"crash-log-p{partitions}"
+    for old in log_dir.glob("*"):
+        old.unlink()
+    child = subprocess.Popen(
+        [sys.executable, "-m", __name__, str(data_dir), str(partitions), str(log_dir),
+         str(sizing.branches_per_partition), str(sizing.tellers_per_branch),
+         str(sizing.accounts_per_branch)],
+    )  # fmt: skip
+    deadline = time.monotonic() + timeout_s
+    pids_file = log_dir / "pids"
+    try:
+        while _acked(log_dir) < min_acked if pids_file.exists() else True:
+            if child.poll() is not None:
+                raise WisconsinError(f"the coordinator exited early (code {child.returncode})")
+            if time.monotonic() > deadline:
+                raise WisconsinError("no load reached the partitions before the timeout")
+            time.sleep(0.05)
+        pids = dict(line.split() for line in pids_file.read_text().splitlines())
+        acked = _acked(log_dir)
+        os.kill(int(pids[str(victim)]), signal.SIGKILL)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        survivors = [int(pids[str(p)]) for p in range(partitions) if p != victim]
+        while any(_alive(pid) for pid in survivors):
+            if time.monotonic() > deadline:
+                raise WisconsinError(
+                    "a surviving partition did not stop after the coordinator died"
+                )
+            time.sleep(0.05)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    recovered = audit.recover(paths)
+    result = audit.check(paths, log_dir)
+    ok, lines = independent_check(str(paths[0].parent))
+    return CrashResult(acked, recovered, result, ok, tuple(lines))
+
+
+def _coordinator(data_dir, partitions, log_dir, nb, tpb, apb) -> None:
+    """The child: start the servers and run closed load until killed."""
+    from wisconsin.workloads.debitcredit.coordinator import PartitionServers
+    from wisconsin.workloads.debitcredit.driver import Load
+
+    sizing = schema.Sizing(int(nb), int(tpb), int(apb))
+    with PartitionServers(data_dir, int(partitions), sizing, log_dir) as servers:
+        servers.run(Load("closed", 120.0, streams=4))
+
+
+if __name__ == "__main__":
+    _coordinator(*sys.argv[1:])

@@ -1,0 +1,181 @@
+"""The DebitCredit run file: frozen dataclasses, saved by the project's atomic writer.
+
+Its `workload` key ("debitcredit") lets `report` and `plot` dispatch; it has its own schema
+version. Every step keeps its HdrHistogram, so percentiles can be recomputed from the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wisconsin import WisconsinError
+from wisconsin import runfile as common
+from wisconsin.workloads.debitcredit.histogram import Latency
+from wisconsin.workloads.debitcredit.schema import Sizing
+
+WORKLOAD = "debitcredit"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Step:
+    """One measured window at one partition count: all partitions at once."""
+
+    mode: str  # "closed" | "open"
+    repeat: int
+    offered_tps: float  # open: the whole system's arrival rate; closed: 0
+    threads: int  # closed: streams per partition; open: server threads per partition
+    duration_s: float
+    arrivals: int  # transactions submitted in the window
+    committed: int
+    in_window: int  # committed before the window closed
+    distributed: int
+    retries: int  # conflict aborts retried (hot teller and branch rows)
+    failed: int  # given up
+    unfinished: int  # still queued when the drain ended (counted as too slow)
+    throughput_tps: float  # in_window / duration
+    latency: Latency
+    cpu_s: float  # CPU of all partition processes during the step
+    committed_by_partition: tuple[int, ...]
+    hist: str  # HdrHistogram, microseconds, base64
+    first_error: str = ""  # the first unexpected (non-conflict) error of the step, if any
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    account_sum: int
+    teller_sum: int
+    branch_sum: int
+    history_sum: int
+    history_rows: int
+    distributed_rows: int
+    bad_accounts: int
+    bad_tellers: int
+    bad_branches: int
+    half_committed: int
+    begun: int
+    acknowledged: int
+    aborted: int
+    acknowledged_missing: int
+    aborted_present: int
+    unknown_present: int
+    in_doubt_committed: int
+    problems: tuple[str, ...]
+    recovered: int  # remote halves redone before the audit
+    independent: tuple[str, ...]  # check.py's report (reads the files with duckdb only)
+    independent_ok: bool
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.independent_ok
+
+
+@dataclass(frozen=True)
+class PartitionResult:
+    partitions: int
+    oversubscribed: bool  # more partitions than usable cores
+    branches: int
+    tellers: int
+    accounts: int
+    build_s: float
+    warmup_committed: int  # the untimed warm-up window's transactions (in the audit too)
+    steps: tuple[Step, ...]
+    audit: AuditRecord
+
+
+@dataclass(frozen=True)
+class Config:
+    partitions: tuple[int, ...]
+    sizing: Sizing
+    streams: int  # closed mode, per partition
+    servers: int  # open mode, per partition
+    step_s: float
+    repeats: int
+    load_fractions: tuple[float, ...]  # open steps, as fractions of the closed peak
+    rule_share: float  # 0.95 (standard) or 0.90 (Tandem 1987)
+    rule_limit_s: float  # 1.0 (standard) or 2.0 (Tandem 1987)
+    seed: int
+    data_dir: str
+    durability: str
+
+
+@dataclass(frozen=True)
+class DebitCreditRun:
+    workload: str
+    schema_version: int
+    started_utc: str
+    finished_utc: str
+    environment: dict
+    config: Config
+    results: tuple[PartitionResult, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def result(self, partitions: int) -> PartitionResult | None:
+        return next((r for r in self.results if r.partitions == partitions), None)
+
+
+def save(run: DebitCreditRun, path: str | os.PathLike) -> Path:
+    """Atomic, never overwrites (the project's writer)."""
+    try:
+        return common.save(run, path)
+    except common.RunFileError as exc:
+        raise WisconsinError(str(exc)) from None
+
+
+def _build(tp, value):
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise TypeError(f"expected an object for {tp.__name__}")
+        hints = typing.get_type_hints(tp)
+        return tp(
+            **{
+                f.name: _build(hints[f.name], value[f.name])
+                for f in dataclasses.fields(tp)
+                if f.name in value
+            }
+        )
+    origin = typing.get_origin(tp)
+    if origin is tuple:
+        return tuple(_build(typing.get_args(tp)[0], v) for v in value)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return None if value is None else _build(args[0], value)
+    if tp is float and isinstance(value, int):
+        return float(value)
+    return value
+
+
+def is_debitcredit(path: str | os.PathLike) -> bool:
+    """True if the file is a readable JSON object whose workload is DebitCredit."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("workload") == WORKLOAD
+
+
+def load(path: str | os.PathLike) -> DebitCreditRun:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise WisconsinError(f"{p}: no such run file") from None
+    except (OSError, ValueError) as exc:
+        raise WisconsinError(f"{p}: not a readable run file ({exc})") from None
+    if not isinstance(data, dict) or data.get("workload") != WORKLOAD:
+        raise WisconsinError(f"{p}: not a DebitCredit run file")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise WisconsinError(
+            f"{p}: DebitCredit run file version {data.get('schema_version')!r} is not supported "
+            f"(this wisconsin reads version {SCHEMA_VERSION})"
+        )
+    try:
+        return _build(DebitCreditRun, data)
+    except (TypeError, KeyError, ValueError) as exc:
+        raise WisconsinError(f"{p}: malformed DebitCredit run file ({exc})") from None

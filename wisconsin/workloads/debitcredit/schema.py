@@ -1,0 +1,161 @@
+"""DebitCredit tables, their sizing rule, who owns which branch, and building a partition file.
+
+The rule (Datamation 1985, as Tandem ran it): per 1 tps of rated throughput, 10 branches,
+100 tellers (10 per branch) and 100,000 accounts (10,000 per branch). TPC-B and pgbench use
+1 branch / 10 tellers per scale unit instead; we keep the original ten branches, which spreads
+the hot branch rows ten times wider. Branches are numbered globally; partition p owns the
+contiguous block [p*B, (p+1)*B), with its tellers and accounts (Tandem's key-range partitions).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from wisconsin import WisconsinError
+
+TELLERS_PER_BRANCH = 10
+ACCOUNTS_PER_BRANCH = 10_000
+BRANCHES_PER_TPS = 10
+NO_REMOTE = -1  # history.remote_part of a transaction that touched one partition
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """How big each partition's database is; the whole database scales with P."""
+
+    branches_per_partition: int = 100
+    tellers_per_branch: int = TELLERS_PER_BRANCH
+    accounts_per_branch: int = ACCOUNTS_PER_BRANCH
+
+    def __post_init__(self):
+        if min(self.branches_per_partition, self.tellers_per_branch, self.accounts_per_branch) < 1:
+            raise WisconsinError("DebitCredit sizes must be at least 1")
+
+    @property
+    def rated_tps_per_partition(self) -> float:
+        """The throughput this database is sized for by the rule (accounts / 100,000)."""
+        return self.branches_per_partition * self.accounts_per_branch / 100_000
+
+    @property
+    def by_the_rules(self) -> bool:
+        """True when the teller and account ratios per branch are the standard's."""
+        return (self.tellers_per_branch, self.accounts_per_branch) == (
+            TELLERS_PER_BRANCH,
+            ACCOUNTS_PER_BRANCH,
+        )
+
+    def branches(self, partitions: int) -> int:
+        return self.branches_per_partition * partitions
+
+    def accounts(self, partitions: int) -> int:
+        return self.branches(partitions) * self.accounts_per_branch
+
+    def tellers(self, partitions: int) -> int:
+        return self.branches(partitions) * self.tellers_per_branch
+
+    def branch_of_account(self, aid: int) -> int:
+        return aid // self.accounts_per_branch
+
+    def branch_of_teller(self, tid: int) -> int:
+        return tid // self.tellers_per_branch
+
+    def partition_of_branch(self, bid: int) -> int:
+        return bid // self.branches_per_partition
+
+
+DDL = (
+    # 100-byte rows: 4 + 4 + 8 + 84 filler (the standard's record sizes).
+    "CREATE TABLE account (aid INTEGER PRIMARY KEY, bid INTEGER NOT NULL, "
+    "abalance BIGINT NOT NULL, filler VARCHAR NOT NULL)",
+    "CREATE TABLE teller (tid INTEGER PRIMARY KEY, bid INTEGER NOT NULL, "
+    "tbalance BIGINT NOT NULL, filler VARCHAR NOT NULL)",
+    "CREATE TABLE branch (bid INTEGER PRIMARY KEY, bbalance BIGINT NOT NULL, "
+    "filler VARCHAR NOT NULL)",
+    # ~50-byte insert-only rows. txid names the transaction; remote_part is the partition
+    # holding the account when it is not this one: this row IS the commit decision of a
+    # distributed transaction (see transaction.py). No index: an append stays cheap.
+    "CREATE TABLE history (txid BIGINT NOT NULL, tid INTEGER NOT NULL, bid INTEGER NOT NULL, "
+    "aid INTEGER NOT NULL, delta INTEGER NOT NULL, tstamp TIMESTAMP NOT NULL, "
+    "remote_part SMALLINT NOT NULL, filler VARCHAR NOT NULL)",
+    # The remote half of a distributed transaction, committed with the account update; the
+    # primary key makes a redo after a crash exactly-once.
+    "CREATE TABLE remote_applied (txid BIGINT PRIMARY KEY, home_part SMALLINT NOT NULL, "
+    "aid INTEGER NOT NULL, delta INTEGER NOT NULL)",
+    "CREATE TABLE dc_meta (part INTEGER, partitions INTEGER, branches_per_partition INTEGER, "
+    "tellers_per_branch INTEGER, accounts_per_branch INTEGER)",
+)
+
+
+def partition_file(data_dir: str | os.PathLike, part: int, partitions: int) -> Path:
+    return Path(data_dir) / f"dc{partitions}" / f"part-{part:03d}.duckdb"
+
+
+def connect(path: str | os.PathLike, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """One DuckDB instance per partition process: one thread, a small memory limit."""
+    return duckdb.connect(
+        str(path), read_only=read_only, config={"threads": 1, "memory_limit": "512MB"}
+    )
+
+
+def build_partition(path: Path, part: int, partitions: int, sizing: Sizing) -> None:
+    """Write one partition's file from a zero start (all balances 0, history empty).
+
+    Written to a temporary name and renamed, so a half-built file is never used.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    for stale in (tmp, Path(f"{tmp}.wal")):
+        stale.unlink(missing_ok=True)
+    b0 = part * sizing.branches_per_partition
+    nb = sizing.branches_per_partition
+    tpb, apb = sizing.tellers_per_branch, sizing.accounts_per_branch
+    con = connect(tmp)
+    try:
+        for stmt in DDL:
+            con.execute(stmt)
+        con.execute(
+            "INSERT INTO branch SELECT $b0 + i, 0, repeat('b', 88) FROM range($n) t(i)",
+            {"b0": b0, "n": nb},
+        )
+        con.execute(
+            "INSERT INTO teller SELECT $t0 + i, ($t0 + i) // $tpb, 0, repeat('t', 84) "
+            "FROM range($n) t(i)",
+            {"t0": b0 * tpb, "tpb": tpb, "n": nb * tpb},
+        )
+        con.execute(
+            "INSERT INTO account SELECT $a0 + i, ($a0 + i) // $apb, 0, repeat('a', 84) "
+            "FROM range($n) t(i)",
+            {"a0": b0 * apb, "apb": apb, "n": nb * apb},
+        )
+        con.execute(
+            "INSERT INTO dc_meta VALUES ($1, $2, $3, $4, $5)", [part, partitions, nb, tpb, apb]
+        )
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    os.replace(tmp, path)
+
+
+def build(data_dir: str | os.PathLike, partitions: int, sizing: Sizing) -> list[Path]:
+    """Build every partition file of a P-partition database afresh (balances start at zero)."""
+    paths = [partition_file(data_dir, p, partitions) for p in range(partitions)]
+    for p, path in enumerate(paths):
+        for old in (path, Path(f"{path}.wal")):
+            old.unlink(missing_ok=True)
+        build_partition(path, p, partitions, sizing)
+    return paths
+
+
+def read_sizing(path: str | os.PathLike) -> tuple[int, int, Sizing]:
+    """(part, partitions, sizing) recorded in a partition file."""
+    con = connect(path, read_only=True)
+    try:
+        row = con.execute("SELECT * FROM dc_meta").fetchone()
+    finally:
+        con.close()
+    part, partitions, nb, tpb, apb = row
+    return part, partitions, Sizing(nb, tpb, apb)

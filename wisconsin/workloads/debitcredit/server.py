@@ -1,0 +1,182 @@
+"""The partition server: one long-lived process per partition, owning its DuckDB file.
+
+DuckDB lets one process write a file, so the process that owns partition p runs everything
+that touches it: p's terminals (driver.py) and the remote halves of other partitions'
+distributed transactions, which arrive on its peer port (one thread and one cursor per peer
+connection). The coordinator talks to it over a pipe: it sends steps, it returns tallies. A
+plain multiprocessing server rather than a Dask worker: a remote half is one pickled
+message each way on a kept-open socket (~0.05 ms round trip), not a scheduled task (~20 ms).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import threading
+import time
+from multiprocessing.connection import Listener
+from pathlib import Path
+
+import duckdb
+
+from wisconsin.workloads.debitcredit import driver, histogram, transaction
+from wisconsin.workloads.debitcredit.schema import Sizing, connect
+
+TXID_PART_SHIFT = 52  # txid = part << 52 | sequence: unique across partitions and restarts
+
+
+class Node:
+    """What the terminals and the peer handlers of one partition share."""
+
+    def __init__(self, part, partitions, sizing: Sizing, path, log_path, authkey):
+        self.part, self.partitions, self.sizing = part, partitions, sizing
+        self.con = connect(path)
+        self.authkey = authkey
+        self.peers: dict[int, object] = {}
+        self.tellers = sizing.branches_per_partition * sizing.tellers_per_branch
+        self.first_teller = part * self.tellers
+        self.total_branches = sizing.branches(partitions)
+        self.stopping = threading.Event()
+        self.log, self._log_fd = driver.log_writer(log_path)
+        # A restarted process starts past every txid it may have issued before: the clock in
+        # microseconds grows faster than any one process issues transactions.
+        (last,) = self.con.execute(
+            "SELECT coalesce(max(txid), 0) FROM history WHERE txid >> $1 = $2",
+            [TXID_PART_SHIFT, part],
+        ).fetchone()
+        base = max(int(time.time() * 1e6), (last & ((1 << TXID_PART_SHIFT) - 1)) + 1)
+        self._seq = itertools.count(base)
+
+    def next_txid(self) -> int:
+        return (self.part << TXID_PART_SHIFT) | next(self._seq)
+
+    def close(self) -> None:
+        self.con.close()
+        os.close(self._log_fd)
+
+
+def _peer_session(node: Node, conn) -> None:
+    """Serve one peer connection: prepare / commit / abort of remote halves, in order."""
+    cur = node.con.cursor()
+    open_tx = None
+    try:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                return
+            op = msg[0]
+            if op == "prepare":
+                _, txid, home, aid, delta = msg
+                try:
+                    transaction.prepare_remote(cur, txid, home, aid, delta)
+                    open_tx = msg
+                    conn.send(("ok",))
+                except duckdb.Error as exc:
+                    kind = "conflict" if transaction.is_conflict(exc) else "error"
+                    conn.send((kind, str(exc)))
+            elif op == "commit":
+                _commit_decided(cur, open_tx)
+                open_tx = None
+                conn.send(("ok",))
+            elif op == "abort":
+                transaction.rollback(cur)
+                open_tx = None
+    finally:
+        if open_tx is not None:
+            transaction.rollback(cur)  # undecided or decided: recovery redoes a decided one
+        cur.close()
+        conn.close()
+
+
+def _commit_decided(cur, prepared) -> None:
+    """The home committed: this half must commit too, by redo if its commit conflicts."""
+    try:
+        cur.execute("COMMIT")
+        return
+    except duckdb.Error:
+        transaction.rollback(cur)
+    _, txid, home, aid, delta = prepared
+    while True:
+        try:
+            transaction.redo_remote(cur, txid, home, aid, delta)
+            return
+        except duckdb.Error as exc:
+            if not transaction.is_conflict(exc):
+                raise
+            time.sleep(0.001)
+
+
+def _accept(node: Node, listener: Listener) -> None:
+    while not node.stopping.is_set():
+        try:
+            conn = listener.accept()
+        except (OSError, EOFError):
+            if node.stopping.is_set():
+                return
+            continue  # a client that failed authentication
+        threading.Thread(target=_peer_session, args=(node, conn), daemon=True).start()
+
+
+def _orphan_watch(node: Node, parent: int) -> None:
+    """Stop the terminals if the coordinator dies (kill -9 closes no pipe mid-step)."""
+    while not node.stopping.is_set():
+        if os.getppid() != parent:
+            node.stopping.set()
+            return
+        time.sleep(0.2)
+
+
+def tally_dict(tally: driver.Tally, cpu_s: float, wall_s: float) -> dict:
+    return {
+        "hist": histogram.encode(tally.hist),
+        "arrivals": tally.arrivals,
+        "committed": tally.committed,
+        "in_window": tally.in_window,
+        "distributed": tally.distributed,
+        "retries": tally.retries,
+        "failed": tally.failed,
+        "unfinished": tally.unfinished,
+        "error": tally.error,
+        "cpu_s": cpu_s,
+        "wall_s": wall_s,
+    }
+
+
+def serve(part, partitions, sizing, path, log_dir, authkey, ctrl) -> None:
+    """Process entry: open the file, listen, report the address, then obey the coordinator.
+
+    The coordinator's pipe closing (it exited or was killed) ends the process.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the coordinator's to handle
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since spawn
+    node = Node(part, partitions, sizing, path, Path(log_dir) / f"driver-p{part:03d}.log", authkey)
+    listener = Listener(("127.0.0.1", 0), authkey=authkey)
+    threading.Thread(target=_accept, args=(node, listener), daemon=True).start()
+    ctrl.send(("ready", listener.address, os.getpid()))
+    threading.Thread(target=_orphan_watch, args=(node, os.getppid()), daemon=True).start()
+    try:
+        while True:
+            try:
+                msg = ctrl.recv()
+            except (EOFError, OSError):
+                break
+            if msg[0] == "peers":
+                node.peers = msg[1]
+                ctrl.send(("ok",))
+            elif msg[0] == "run":
+                cpu0, t0 = time.process_time(), time.perf_counter()
+                tally = driver.run(node, msg[1])
+                if node.stopping.is_set():
+                    break
+                ctrl.send(tally_dict(tally, time.process_time() - cpu0, time.perf_counter() - t0))
+            elif msg[0] == "stop":
+                break
+    finally:
+        node.stopping.set()
+        listener.close()
+        node.close()
+    # Committed work is in the WAL. Skip interpreter teardown: peer threads may still hold
+    # cursors, and DuckDB's bindings complain about them at exit.
+    os._exit(0)
