@@ -71,6 +71,7 @@ class SharedMemoryEngine:
             ":memory:",
             config={"threads": self.partitions, "memory_limit": self.config.memory_limit},
         )
+        self.con.execute("SET enable_progress_bar = false")  # see PartitionSession.open
         for p in manifest.parts:
             self.con.execute(f"ATTACH '{partition_path(self.table_dir, p)}' AS p{p.index}")
         self.con.execute(f"ATTACH '{self.result_file}' AS results")
