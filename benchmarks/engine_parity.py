@@ -6,7 +6,8 @@ Usage: nice -n 19 ionice -c3 python benchmarks/engine_parity.py [--rows 2000000]
            [--cache warm,cold] [--data DIR] [--threads 1] [--memory-limit 1GB]
            [--as-run MAXP] [--seed 0]
 
-One F1 table (one partition file) of --rows rows is built in --data (reused if there).
+One F1 table (one partition file) of --rows rows is built in --data (kept and reused) or
+in a temporary directory on disk (removed at the end; /var/tmp, not a tmpfs /tmp).
 The arms time the same statement (wisconsin.queries, full-row scan variant) on that file
 with the same DuckDB threads, each its `engine_s` from PartitionSession.run (the clock
 around execute + fetch, next to the engine) and `cpu_s` (the process's CPU time meanwhile):
@@ -36,8 +37,10 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -166,7 +169,7 @@ def main(argv=None):
     ap.add_argument("--queries", default="scan,average,select,join,update")
     ap.add_argument("--cache", default="warm,cold")
     ap.add_argument("--arms", default=",".join(ARMS))
-    ap.add_argument("--data", default="/tmp/wisconsin-parity")
+    ap.add_argument("--data", help="keep (and reuse) the table here; default: a temp dir")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--memory-limit", default="1GB")
     ap.add_argument("--seed", type=int, default=0)
@@ -191,6 +194,17 @@ def main(argv=None):
         }
         arms = [*arms, "worker-old"] if "worker-old" not in arms else arms
 
+    tmp = None
+    if a.data is None:
+        tmp = a.data = tempfile.mkdtemp(prefix="wisconsin-parity-", dir="/var/tmp")
+    try:
+        run(a, qs, caches, arms, configs)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(a, qs, caches, arms, configs):
     memory = f"as a run with max P {a.as_run}" if a.as_run else f"memory_limit={a.memory_limit}"
     t0 = time.perf_counter()
     (m,) = build_tables(a.data, [store.TableSpec("F", a.rows, 1, 1)]).manifests
