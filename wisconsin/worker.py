@@ -13,7 +13,7 @@ import time
 from distributed import WorkerPlugin, get_worker
 
 from wisconsin import pagecache, store
-from wisconsin.engine import Fault
+from wisconsin.engine import Fault, memory_share
 from wisconsin.partition import PartitionSession
 from wisconsin.queries import Statement
 
@@ -130,8 +130,6 @@ def task_make_cold(path: str, drop_caches: bool) -> dict:
 def task_memory_share(path: str, fraction: float, instances: int) -> str:
     """Size path's DuckDB memory_limit as its share of this host's RAM, now (if open) and
     for every reopening."""
-    from wisconsin.engine import memory_share
-
     sessions = _sessions()
     limit = sessions.limits[path] = memory_share(fraction, instances)
     s = sessions.sessions.get(path)
