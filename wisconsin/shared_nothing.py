@@ -12,16 +12,18 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping
 
 import dask
 from distributed import Client, Nanny, Scheduler, SpecCluster
 
-from wisconsin import WisconsinError, commit, queries, worker
+from wisconsin import WisconsinError, commit, queries, store, worker
 from wisconsin.cluster import check_placement, connect, wait_pinned, worker_addresses
-from wisconsin.engine import EngineConfig, StepResult, timed_update
+from wisconsin.engine import NOOP, EngineConfig, StepResult, timed_update, units_bytes_read
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
 from wisconsin.store import Manifest, partition_path
@@ -76,6 +78,7 @@ class SharedNothingEngine:
         self.table_dir = ""
         self._known: dict[str, str] | None = None
         self.warnings: list[str] = []  # said on stderr and kept in the run file's notes
+        self.memory_limits: dict[int, str] = {}  # DuckDB memory_limit per open partition
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -182,10 +185,26 @@ class SharedNothingEngine:
             ]
         # The processes this table's sessions live in: a restart after this point loses them.
         self._known = worker_addresses(self.client)
+        self._size_memory()
         self._map(worker.task_open, lambda p: (self.paths[p],))
         commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.paths)))
         self._map(worker.task_prune_markers, lambda p: (self.paths[p],))
         return time.perf_counter() - t0
+
+    def _size_memory(self) -> None:
+        """EngineConfig.memory_fraction: each host's share of RAM split evenly among this
+        table's partitions on it (idle workers of a larger cluster get none)."""
+        frac = self.config.memory_fraction
+        self.memory_limits = {p: self.config.memory_limit for p in self.paths}
+        if frac is None:
+            return
+        addr = {p: self._known[self.placement[p]] for p in self.paths}
+        names = self.client.run(socket.gethostname, workers=sorted(set(addr.values())))
+        host = {p: names[a] for p, a in addr.items()}
+        count = Counter(host.values())
+        self.memory_limits = self._map(
+            worker.task_memory_share, lambda p: (self.paths[p], frac, count[host[p]])
+        )
 
     def close_table(self) -> None:
         if self.client is not None and self.paths:
@@ -251,7 +270,20 @@ class SharedNothingEngine:
             lambda p: (self.paths[p], statements[p], dispatched, self._fault_for(p, "run")),
             parts=sorted(statements),
         )
-        return StepResult(wall_s=time.perf_counter() - t0, units=units)
+        return StepResult(
+            wall_s=time.perf_counter() - t0, units=units, bytes_read=units_bytes_read(units)
+        )
+
+    def noop_statements(self) -> dict[int, Statement]:
+        return {p: NOOP for p in sorted(self.paths)}
+
+    def make_cold(self) -> dict[int, dict]:
+        # In each owning worker: it holds the session, and the file's page cache is on
+        # its host (a cluster's partitions are not on the coordinator's disk).
+        return self._map(worker.task_make_cold, lambda p: (self.paths[p], self.config.drop_caches))
+
+    def data_bytes(self) -> dict[int, int]:
+        return self._map(worker.task_data_bytes, lambda p: (self.paths[p], store.TABLE))
 
     def _transport(self) -> commit.Transport:
         state = {"dispatched": 0.0}

@@ -12,8 +12,8 @@ import time
 
 from distributed import WorkerPlugin, get_worker
 
-from wisconsin import store
-from wisconsin.engine import Fault
+from wisconsin import pagecache, store
+from wisconsin.engine import Fault, memory_share
 from wisconsin.partition import PartitionSession
 from wisconsin.queries import Statement
 
@@ -53,6 +53,7 @@ class PartitionSessions(WorkerPlugin):
         self.memory_limit = memory_limit
         self.sessions: dict[str, PartitionSession] = {}
         self.budget: int | None = None  # bytes shared by this worker's sessions
+        self.limits: dict[str, str] = {}  # per-file memory_limit (EngineConfig.memory_fraction)
 
     def setup(self, worker) -> None:
         self.sessions = {}
@@ -71,7 +72,9 @@ class PartitionSessions(WorkerPlugin):
     def session(self, path: str) -> PartitionSession:
         s = self.sessions.get(path)
         if s is None:
-            if self.budget is None:
+            if path in self.limits:  # sized by the coordinator (EngineConfig.memory_fraction)
+                s = PartitionSession.open(path, self.threads, self.limits[path])
+            elif self.budget is None:
                 s = PartitionSession.open(path, self.threads, self.memory_limit)
             else:
                 share = self._share(len(self.sessions) + 1)
@@ -134,6 +137,39 @@ def task_open(path: str) -> float:
 
 def task_close(path: str) -> None:
     _sessions().close(path)
+
+
+def make_cold(sessions: PartitionSessions, path: str, drop_caches: bool = False) -> dict:
+    """Close path's session (its buffer pool goes too), evict the file and its WAL from
+    this host's page cache, reopen a fresh session, and evict again: opening reads the
+    header and catalog, and the kernel's readahead (8 MB on this VM's disk) drags table
+    blocks in with them. Returns what stays resident, just before the next statement."""
+    t0 = time.perf_counter()
+    sessions.close(path)
+    pagecache.evict_partition(path, drop_caches)
+    sessions.session(path)
+    out = pagecache.evict_partition(path)
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def task_make_cold(path: str, drop_caches: bool) -> dict:
+    return make_cold(_sessions(), path, drop_caches)
+
+
+def task_memory_share(path: str, fraction: float, instances: int) -> str:
+    """Size path's DuckDB memory_limit as its share of this host's RAM, now (if open) and
+    for every reopening."""
+    sessions = _sessions()
+    limit = sessions.limits[path] = memory_share(fraction, instances)
+    s = sessions.sessions.get(path)
+    if s is not None:
+        s.con.execute(f"SET memory_limit = '{limit}'")
+    return limit
+
+
+def task_data_bytes(path: str, table: str) -> int:
+    return _sessions().session(path).data_bytes(table)
 
 
 def task_run(path: str, stmt: Statement, dispatched: float, fault: Fault | None) -> dict:
