@@ -538,12 +538,16 @@ def _print_run_summary(result) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "markdown", "csv", "json"]),
+    type=click.Choice(["text", "markdown", "csv", "json", "html"]),
     default="text",
     show_default=True,
+    help="html: one self-contained page (figures inline), e.g. > report.html.",
 )
 def report(runs, fmt) -> None:
-    """Speedup and scaleup tables of run files, beside Tandem's published Table 2."""
+    """Speedup and scaleup tables of run files, beside Tandem's published Table 2.
+
+    Run files of one configuration are pooled as replicates (one report, wider intervals
+    when the runs disagree); files of different configurations get a report each."""
     from wisconsin.report import report_files
 
     click.echo(report_files(runs, fmt), nl=False)
@@ -558,7 +562,9 @@ def report(runs, fmt) -> None:
     help="Where to write the figures (default: next to each run file).",
 )
 def plot(runs, out_dir) -> None:
-    """Speedup and scaleup figures (PNG and SVG) of run files; prints the written paths."""
+    """Speedup, scaleup and timeline figures (PNG and SVG) of run files; prints the paths.
+
+    Run files of one configuration are pooled into one set of figures."""
     from wisconsin.plots import plot_files
 
     for path in plot_files(runs, out_dir):
@@ -576,11 +582,25 @@ def plot(runs, out_dir) -> None:
     default="text",
     show_default=True,
 )
-def compare(run_a, run_b, force, fmt) -> None:
+@click.option(
+    "--with-a",
+    "more_a",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Another run of A's configuration, pooled with RUN_A as a replicate (repeatable).",
+)
+@click.option(
+    "--with-b",
+    "more_b",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Another run of B's configuration, pooled with RUN_B (repeatable).",
+)
+def compare(run_a, run_b, force, fmt, more_a, more_b) -> None:
     """Compare two runs of the same tables: time ratios, speedups, significance."""
     from wisconsin.compare import compare_files
 
-    click.echo(compare_files(run_a, run_b, force=force, fmt=fmt), nl=False)
+    click.echo(compare_files([run_a, *more_a], [run_b, *more_b], force=force, fmt=fmt), nl=False)
 
 
 @cli.command("cli-reference", hidden=True)

@@ -14,14 +14,19 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from wisconsin import WisconsinError, tandem
-from wisconsin.metrics import Point, compute_points, machine_cores
+import numpy as np
+
+from wisconsin import WisconsinError, scalability, tandem
+from wisconsin.bound import NO_CALIBRATION
+from wisconsin.metrics import Point, as_runs, compute_points, machine_cores
 from wisconsin.runfile import QUERIES, Run, RunFileError, load
 
-FORMATS = ("text", "markdown", "csv", "json")
+FORMATS = ("text", "markdown", "csv", "json", "html")
 MARK_WIDE = "~"
 MARK_OVER = "*"
 MARK_UNVERIFIED = "?"
+MARK_HARNESS = "h"
+MARK_BEATS = "!"
 SCAN_NOTE = {
     "full-row": "full-row (every row of every column read, proven from DuckDB's profile)",
     "predicate-column": "predicate-column (every row of hundpct read; other columns not)",
@@ -45,6 +50,30 @@ def load_runs(paths: Iterable[str | os.PathLike]) -> list[Run]:
     return runs
 
 
+def configuration(run: Run) -> tuple:
+    """What must be equal for runs to be replicates: machine, mode, tables, protocol."""
+    cfg = run.config
+    return (
+        run.environment.hostname,
+        run.environment.cpu_model,
+        cfg.mode,
+        cfg.cluster,
+        cfg.scan_variant,
+        cfg.cache,
+        cfg.threads_per_worker,
+        cfg.seed,
+        tuple(sorted((t.name, t.rows, t.partitions, t.seed) for t in run.tables)),
+    )
+
+
+def group_runs(runs: Sequence[Run]) -> list[list[Run]]:
+    """Runs of one configuration pooled together (first-seen order); others stay apart."""
+    groups: dict[tuple, list[Run]] = {}
+    for r in runs:
+        groups.setdefault(configuration(r), []).append(r)
+    return list(groups.values())
+
+
 # ---------------------------------------------------------------- neutral document
 
 
@@ -65,14 +94,25 @@ def fnum(x: float | None, digits: int = 2) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+def interval_text(value: float, lo: float | None, hi: float | None, digits: int = 2) -> str:
+    """'1.93 [1.85-2.01]', or the value alone without an interval."""
+    if lo is None or hi is None:
+        return fnum(value, digits)
+    return f"{value:.{digits}f} [{lo:.{digits}f}-{hi:.{digits}f}]"
+
+
 def ratio_cell(p: Point) -> str:
-    """'1.93 [1.85-2.01]' plus markers for a wide CI, oversubscription, unverified answers."""
+    """'1.93 [1.85-2.01]' plus markers: wide CI, oversubscribed, unverified, beats its bound;
+    a harness-dominated point is shown in parentheses (not a headline ratio)."""
     r = p.ratio
-    s = fnum(r.value) if r.lo is None else f"{r.value:.2f} [{r.lo:.2f}-{r.hi:.2f}]"
+    s = interval_text(r.value, r.lo, r.hi)
+    if p.harness:
+        s = f"({s}){MARK_HARNESS}"
     marks = (
         (MARK_WIDE if r.wide else "")
         + (MARK_OVER if p.oversubscribed else "")
         + ("" if p.verified else MARK_UNVERIFIED)
+        + (MARK_BEATS if p.beats_bound else "")
     )
     return s + marks
 
@@ -85,7 +125,8 @@ def _plist(ps: Iterable[int]) -> str:
     return ",".join(str(p) for p in sorted(set(ps)))
 
 
-def _header(run: Run, cores: int) -> list[tuple[str, str]]:
+def _header(runs: list[Run], cores: int) -> list[tuple[str, str]]:
+    run = runs[0]
     env, cfg, topo = run.environment, run.config, run.topology
     hosts = "; ".join(
         f"{h.host} ({h.cores} cores, {_gib(h.memory_bytes)}"
@@ -116,7 +157,7 @@ def _header(run: Run, cores: int) -> list[tuple[str, str]]:
     gens = ",".join(sorted({t.generator_version for t in run.tables}))
     seeds = sorted({cfg.seed, *(t.seed for t in run.tables)})
     lines = [
-        ("Run", f"{run.started_utc} .. {run.finished_utc}"),
+        ("Run", "; ".join(f"{r.started_utc} .. {r.finished_utc}" for r in runs)),
         ("Mode", f"{cfg.mode}, {where}"),
         ("Hosts", hosts or "-"),
         ("Cores", core_src),
@@ -145,12 +186,43 @@ def _header(run: Run, cores: int) -> list[tuple[str, str]]:
             )
         ),
         ("Durability", cfg.durability),
+        ("Cache", _cache_text(runs)),
+        ("Order", _order_text(runs)),
     ]
+    if len(runs) > 1:
+        lines.insert(
+            1,
+            (
+                "Pooled",
+                f"{len(runs)} runs of one configuration as replicates (runs, then "
+                "repetitions): run-to-run variation widens every interval",
+            ),
+        )
+    for r in runs:
+        if r.status != "complete" or r.stop_reason:
+            lines.append(("Status", f"{r.started_utc}: {r.status}; {r.stop_reason or '-'}"))
     if topo.rtt_s is not None:
         lines.append(("Round trip", f"{topo.rtt_s * 1e3:.2f} ms coordinator <-> worker"))
-    for note in run.notes:
+    for note in dict.fromkeys(n for r in runs for n in r.notes):
         lines.append(("Note", note))
     return lines
+
+
+def _cache_text(runs: list[Run]) -> str:
+    states = {r.config.cache for r in runs}
+    if states == {""}:
+        return "not recorded (schema 1: data was resident in memory)"
+    return ", ".join(sorted(s or "not recorded" for s in states))
+
+
+def _order_text(runs: list[Run]) -> str:
+    cfg = runs[0].config
+    if cfg.interleaved:
+        n = max(len(r.rounds) for r in runs)
+        return f"interleaved: {n} rounds of every (table, query) in a seeded shuffled order"
+    if cfg.cache == "":
+        return "not recorded (schema 1: repetitions ran back to back)"
+    return "back to back per (table, query)"
 
 
 def _ratio_section(kind: str, points: list[Point]) -> Section | None:
@@ -173,19 +245,29 @@ def _ratio_section(kind: str, points: list[Point]) -> Section | None:
                 rows.append(
                     [f"  Tandem {system}", *[fnum(pub[c]) if c in pub else "-" for c in cols]]
                 )
-    # Ideal and ceiling depend on P0 only; with a per-query P0 they are in the csv/json.
+    # Ideal depends on P0 only; with a per-query P0 it is in the csv/json.
     if len({p.P0 for p in pts}) == 1:
         by_p = {p.P: p for p in pts}
         rows.append(["Ideal", *[fnum(by_p[c].ideal) if c in by_p else "-" for c in cols]])
-        bound = "Hardware ceiling" if kind == "F" else "Best possible (hw)"
-        rows.append([bound, *[fnum(by_p[c].ceiling) if c in by_p else "-" for c in cols]])
     p0s = _plist(p.P0 for p in pts)
     notes = [
-        f"Ours: P0 = {p0s} (the smallest partition count measured), 95% bootstrap CI in "
-        "brackets. Tandem rows: Table 2 as published, relative to P = 2.",
-        f"{MARK_WIDE} CI wider than 10% of the ratio; {MARK_OVER} P exceeds the usable cores "
-        f"(oversubscribed); {MARK_UNVERIFIED} an answer failed verification.",
+        f"Ours: P0 = {p0s} (the smallest partition count measured), 95% interval in brackets "
+        "(t-interval on log times; none at P0, where the ratio is 1 by definition). Tandem "
+        "rows: Table 2 as published, relative to P = 2. The measured bound per point is in "
+        "'Measured bound' below.",
+        f"{MARK_WIDE} interval wider than 10% of the ratio; {MARK_OVER} more DuckDB threads "
+        f"than usable cores (oversubscribed); {MARK_UNVERIFIED} an answer failed verification; "
+        f"{MARK_BEATS} faster than its measured bound beyond its interval (a measuring error).",
     ]
+    harness = [p for p in pts if p.harness]
+    if harness:
+        notes.append(
+            f"({MARK_HARNESS}): harness-dominated (engine share < 80% or median < 20x the "
+            "harness overhead): the ratio measures the harness more than the database and is "
+            "not a headline number: " + ", ".join(f"{p.query} P={p.P}" for p in harness) + "."
+        )
+    elif all(p.harness is None for p in pts):
+        notes.append("Engine share and harness overhead: not recorded (harness share unknown).")
     if any(p.P0 != 2 for p in pts):
         notes.append(
             "Our base differs from Tandem's (P = 2): compare shapes, or divide our ratio at P "
@@ -217,7 +299,7 @@ def _causes_section(points: list[Point]) -> Section:
         "Table",
         "P",
         "Efficiency",
-        "Of ceiling",
+        "Of bound",
         "Karp-Flatt",
         "Start delay s",
         "Open s",
@@ -231,7 +313,7 @@ def _causes_section(points: list[Point]) -> Section:
             p.table,
             str(p.P),
             fnum(p.efficiency),
-            fnum(p.of_ceiling),
+            fnum(p.of_bound),
             fnum(p.karp_flatt, 3),
             fnum(p.startup, 4),
             fnum(p.worker_startup, 3),
@@ -242,8 +324,8 @@ def _causes_section(points: list[Point]) -> Section:
         for p in points
     ]
     notes = [
-        "Efficiency: speedup / (P/P0), or 1 / scaleup; of ceiling: the same against the "
-        "hardware ceiling. Karp-Flatt: serial fraction "
+        "Efficiency: speedup / (P/P0), or 1 / scaleup; of bound: measured bound time / median "
+        "time (1 = as fast as this machine allows). Karp-Flatt: serial fraction "
         "(1/S - 1/p)/(1 - 1/p), p = P/P0, speedup only.",
         "Start delay: mean partition dispatch-to-start; open: opening fresh connections to the "
         "P partitions, outside the timed query (worker start-up is in the run's notes). "
@@ -255,48 +337,144 @@ def _causes_section(points: list[Point]) -> Section:
     return Section("Causes of bending (startup, skew, interference)", [Table(header, rows), *notes])
 
 
-def _footer(cores: int, points: list[Point], cluster: bool) -> Section:
-    what = "this cluster has" if cluster else "this machine has"
-    lines = []
-    for kind in ("F", "G"):
-        pts = [p for p in points if p.kind == kind]
-        over = sorted({p.P for p in pts if p.oversubscribed})
-        if not pts:
-            continue
-        P0 = min(p.P0 for p in pts)
-        if kind == "F":
-            if over:
-                lines.append(
-                    f"{what.capitalize()} {cores} usable cores: ideal speedup beyond "
-                    f"P={cores} is {min(cores, over[0]) / min(P0, cores):.2f} "
-                    f"(min(P, cores) / min(P0, cores) with P0={P0}); "
-                    f"P={_plist(over)} cannot speed up further, only show overhead."
-                )
-            else:
-                lines.append(
-                    f"{what.capitalize()} {cores} usable cores: every speedup point has a "
-                    "core per partition; the ceiling equals the ideal."
-                )
-        elif over:
-            ceil = {p.P: p.ceiling for p in pts if p.oversubscribed}
-            lines.append(
-                "With more partitions than cores the G tables' growing work shares the same "
-                "cores: the best scaleup is (P/P0) / ceiling = "
-                + ", ".join(f"{ceil[P]:.2f} at P={P}" for P in sorted(ceil))
-                + " rather than the ideal 1.00."
+def _gbps(x: float | None) -> str:
+    return "not recorded" if x is None else f"{x / 1e9:.2f} GB/s"
+
+
+def profile_section(run: Run) -> Section:
+    """The machine profile the bounds come from (Run.calibration)."""
+    cal = run.calibration
+    if cal is None:
+        return Section("Machine profile", [NO_CALIBRATION + " (schema 1, or not measured)."])
+    rates = ", ".join(f"{q} {r / 1e6:.2f}" for q, r in cal.scan_rows_per_s) or "not recorded"
+    disp = ", ".join(f"P={P} {s * 1e3:.1f}" for P, s in cal.dispatch_s) or "not recorded"
+    lines = [
+        ("Measured", cal.measured_utc),
+        ("Cores", str(cal.cores)),
+        ("Storage read", _gbps(cal.storage_read_bytes_per_s) + " (sequential, evicted file)"),
+        ("Memory read", _gbps(cal.memory_read_bytes_per_s) + " (one core, resident)"),
+        ("One thread", rates + " M rows/s per query (in-process DuckDB, unpartitioned)"),
+        ("Dispatch", disp + " ms (empty statement through the run's engine)"),
+    ]
+    lines += [("Note", n) for n in cal.notes]
+    return Section("Machine profile", [lines])
+
+
+def bound_section(points: list[Point]) -> Section:
+    """Per point: time with its interval, the measured bound, its terms and what binds."""
+    if all(p.bound is None for p in points):
+        notes = sorted({p.bound_note for p in points})
+        return Section("Measured bound", [*notes, "No point is held against a bound."])
+    header = [
+        "Query",
+        "Table",
+        "P",
+        "Time s [95% CI]",
+        "Bound s",
+        "Overhead s",
+        "Compute s",
+        "Bytes s",
+        "Binding",
+        "Of bound",
+        "Engine share",
+    ]
+    rows = []
+    for p in points:
+        b = p.bound
+        rows.append(
+            [
+                tandem.QUERY_LABELS.get(p.query, p.query),
+                p.table,
+                str(p.P),
+                interval_text(p.time.value, p.time.lo, p.time.hi, 4)
+                + (MARK_BEATS if p.beats_bound else ""),
+                fnum(b.time_s, 4) if b else "-",
+                fnum(b.overhead_s, 4) if b else "-",
+                fnum(b.compute_s, 4) if b else "-",
+                fnum(b.bytes_s, 4) if b else "-",
+                b.resource if b else p.bound_note.removeprefix("bound ") or "-",
+                fnum(p.of_bound),
+                fnum(p.engine_share) if p.engine_share is not None else "not recorded",
+            ]
+        )
+    notes = [
+        "Bound = overhead(P) + max(compute / min(threads, cores), bytes / bandwidth): compute "
+        "from one in-process thread's rate on the unpartitioned table, bytes read from storage "
+        "(cold) or the table's bytes from memory (warm), the harness overhead measured before "
+        "each repetition. Binding: the largest term (harness when the overhead is).",
+        f"{MARK_BEATS}: the time's 95% interval lies wholly below its bound: the calibration "
+        "or the measurement is wrong there.",
+    ]
+    notes += sorted({n for p in points if p.bound for n in p.bound.notes})
+    notes += sorted({p.bound_note for p in points if p.bound is None})
+    return Section("Measured bound", [Table(header, rows), *notes])
+
+
+def _param_text(p: scalability.Param | None, digits: int = 3) -> str:
+    if p is None or p.value is None:
+        return "-"
+    if p.name == "N*" and not np.isfinite(p.value):
+        return "none (no coherency term)"
+    hi = "inf" if p.hi is not None and not np.isfinite(p.hi) else None
+    if p.lo is None or p.hi is None:
+        return f"{p.value:.{digits}g}"
+    return f"{p.value:.{digits}g} [{p.lo:.{digits}g}-{hi or f'{p.hi:.{digits}g}'}]"
+
+
+def card_section(cards: list[scalability.Card]) -> Section:
+    """The scalability card: Amdahl/Gustafson, USL, Karp-Flatt, COST per query and kind."""
+    header = ["Query", "Kind", "Amdahl/Gustafson s", "USL sigma", "USL kappa", "USL peak N*"]
+    header += ["Karp-Flatt e by P", "COST"]
+    rows, notes = [], []
+    for c in cards:
+        serial, u = c.fits
+        label = tandem.QUERY_LABELS.get(c.query, c.query)
+        kf = ", ".join(f"{P}: {e:.3f}" for P, e in c.karp_flatt) or "-"
+        rows.append(
+            [
+                label,
+                "speedup" if c.kind == "F" else "scaleup",
+                _param_text(serial.param("s")) if not serial.note else "too few points",
+                _param_text(u.param("sigma")) if not u.note else "too few points",
+                _param_text(u.param("kappa")) if not u.note else "too few points",
+                _param_text(u.param("N*")) if not u.note else "too few points",
+                kf,
+                c.cost.text if c.cost else "- (fixed-size F problem only)",
+            ]
+        )
+        for f in c.fits:
+            if f.note:
+                notes.append(f"{label} {c.kind}: {f.model}: {f.note}.")
+        if c.excluded:
+            notes.append(
+                f"{label} {c.kind}: P = {_plist(c.excluded)} left out of the fits "
+                "(harness-dominated or unverified)."
             )
-    return Section("Hardware ceiling", lines)
+    head = [
+        "Fits (scipy curve_fit, 95% t-intervals; N = P/P0, the P0 point is 1 by definition and "
+        "not fitted): Amdahl serial fraction s on the speedups; Gustafson s on the scaled "
+        "speedups N / scaleup; Universal Scalability Law contention sigma, coherency kappa and "
+        "peak N* = sqrt((1 - sigma)/kappa) (relative to P0) on either. Karp-Flatt: serial "
+        "fraction measured per point. COST: smallest P whose median time beats one in-process "
+        "DuckDB thread on the unpartitioned table (McSherry et al., HotOS 2015).",
+    ]
+    return Section("Scalability card", [Table(header, rows), *head, *notes])
 
 
-def build_document(run: Run) -> list[Section]:
-    """The sections of one run's report (header, ratios, times, causes, ceiling)."""
-    points = compute_points(run)
+def build_document(runs: Run | Sequence[Run]) -> list[Section]:
+    """The sections of one report: header, ratios, times, causes, bound, profile, card.
+
+    Several runs are pooled as replicates of one configuration."""
+    runs = as_runs(runs)
+    run = runs[0]
+    points = compute_points(runs)
     cores = machine_cores(run)
-    secs = [Section("Wisconsin speedup and scaleup report", [_header(run, cores)])]
+    secs = [Section("Wisconsin speedup and scaleup report", [_header(runs, cores)])]
     secs += [s for k in ("F", "G") if (s := _ratio_section(k, points)) is not None]
     if points:
         secs += [_times_section(run, points), _causes_section(points)]
-        secs.append(_footer(cores, points, run.config.cluster is not None))
+        secs += [bound_section(points), profile_section(run)]
+        secs.append(card_section(scalability.cards(points, runs)))
     else:
         secs.append(Section("No measurements", ["The run file holds no timed repetitions."]))
     return secs
@@ -359,10 +537,20 @@ def render_document(doc: list[Section], fmt: str) -> str:
 
 
 def point_dict(p: Point) -> dict:
-    """A point as a flat JSON/CSV-friendly dict (ratio_lo/ratio_hi None without a CI)."""
+    """A point as a flat JSON/CSV-friendly dict (None where not measured or not recorded)."""
     d = dataclasses.asdict(p)
-    r = d.pop("ratio")
+    r, t, b = d.pop("ratio"), d.pop("time"), d.pop("bound")
     d.update(ratio=r["value"], ratio_lo=r["lo"], ratio_hi=r["hi"], wide=r["wide"])
+    d.update(time_lo=t["lo"], time_hi=t["hi"], headline=p.headline)
+    b = b or {}
+    d.update(
+        bound_s=b.get("time_s"),
+        bound_overhead_s=b.get("overhead_s"),
+        bound_compute_s=b.get("compute_s"),
+        bound_bytes_s=b.get("bytes_s"),
+        binding=b.get("resource"),
+        bound_notes="; ".join(b.get("notes", ())),
+    )
     return d
 
 
@@ -376,36 +564,55 @@ def _run_meta(run: Run) -> dict:
         "duckdb": run.environment.duckdb,
         "seed": run.config.seed,
         "scan_variant": run.config.scan_variant,
+        "cache": run.config.cache or None,
         "repeat": run.config.repeat,
         "warmup": run.config.warmup,
         "durability": run.config.durability,
+        "calibration": dataclasses.asdict(run.calibration) if run.calibration else None,
         "tables": [dataclasses.asdict(t) for t in run.tables],
     }
 
 
 def render_report(runs: list[Run], fmt: str = "text") -> str:
-    """Render one block per run in fmt (text, markdown, csv or json)."""
+    """Render runs in fmt; runs of one configuration are pooled into one block."""
     if fmt not in FORMATS:
         raise WisconsinError(f"unknown report format {fmt!r} (choose {', '.join(FORMATS)})")
+    groups = group_runs(runs)
+    if fmt == "html":
+        from wisconsin.html import render_html
+
+        return render_html(groups)
     if fmt == "json":
-        body = [
-            {"run": _run_meta(r), "points": [point_dict(p) for p in compute_points(r)]}
-            for r in runs
-        ]
-        return json.dumps({"runs": body}, indent=1) + "\n"
+        body = []
+        for g in groups:
+            pts = compute_points(g)
+            body.append(
+                {
+                    "run": _run_meta(g[0]),
+                    "pooled": [r.started_utc for r in g],
+                    "points": [point_dict(p) for p in pts],
+                    "cards": [dataclasses.asdict(c) for c in scalability.cards(pts, g)],
+                }
+            )
+        return json.dumps({"runs": body}, indent=1, default=_json_default) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         writer = None
-        for i, r in enumerate(runs):
-            for p in compute_points(r):
-                row = {"run": i, "started_utc": r.started_utc, **point_dict(p)}
+        for i, g in enumerate(groups):
+            for p in compute_points(g):
+                started = ";".join(r.started_utc for r in g)
+                row = {"run": i, "started_utc": started, **point_dict(p)}
                 if writer is None:
                     writer = csv.DictWriter(buf, fieldnames=list(row), lineterminator="\n")
                     writer.writeheader()
                 writer.writerow(row)
         return buf.getvalue()
     sep = "\n" + ("-" * 78 if fmt == "text" else "---") + "\n\n"
-    return sep.join(render_document(build_document(r), fmt) for r in runs)
+    return sep.join(render_document(build_document(g), fmt) for g in groups)
+
+
+def _json_default(x):
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
 
 
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
