@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import matplotlib
+import numpy as np
+from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 from wisconsin.metrics import as_runs, series
@@ -29,6 +31,23 @@ def _reps(ms: Sequence[Measurement]) -> list[Repetition]:
     return reps
 
 
+def _bars(ys, hs, lefts, widths, colors) -> PolyCollection:
+    """Horizontal bars as one collection (one artist, however many bars)."""
+    y, h = np.asarray(ys)[:, None], np.asarray(hs)[:, None] / 2
+    x0 = np.asarray(lefts, dtype=float)[:, None]
+    x1 = x0 + np.asarray(widths, dtype=float)[:, None]
+    verts = np.stack(
+        [
+            np.hstack([x0, y - h]),
+            np.hstack([x1, y - h]),
+            np.hstack([x1, y + h]),
+            np.hstack([x0, y + h]),
+        ],
+        axis=1,
+    )
+    return PolyCollection(verts, facecolors=colors, linewidths=0)
+
+
 def timeline_figure(runs: Run | Sequence[Run], query: str) -> Figure | None:
     """The Gantt figure of one query over every table (None: no partition samples)."""
     runs = as_runs(runs)
@@ -40,6 +59,8 @@ def timeline_figure(runs: Run | Sequence[Run], query: str) -> Figure | None:
     fig = Figure(figsize=(7.0, min(1.2 + 0.22 * (lanes + len(bands)), 14.0)))
     ax = fig.add_subplot()
     y, ticks, labels = 0.0, [], []
+    # Collected first, drawn in one call per kind of bar: thousands of artists are slow.
+    ys, hs, delay, start, engine, colors, walls = [], [], [], [], [], [], []
     for ms in bands:
         m = ms[0]
         reps = _reps(ms)
@@ -51,16 +72,23 @@ def timeline_figure(runs: Run | Sequence[Run], query: str) -> Figure | None:
                 if lane >= len(r.partitions):
                     continue
                 s = sorted(r.partitions, key=lambda s: s.part)[lane]
-                yy = base + 0.1 + k * h
-                ax.broken_barh([(0.0, s.start_delay_s)], (yy, h * 0.9), color="#bbbbbb")
-                ax.broken_barh(
-                    [(s.start_delay_s, s.engine_s)], (yy, h * 0.9), color=KIND_COLOR[m.kind]
-                )
+                ys.append(base + 0.1 + k * h + h * 0.45)
+                hs.append(h * 0.9)
+                delay.append(s.start_delay_s)
+                start.append(s.start_delay_s)
+                engine.append(s.engine_s)
+                colors.append(KIND_COLOR[m.kind])
                 if lane == nparts - 1:
-                    ax.plot([r.wall_s, r.wall_s], [y, base + 1.0], color="black", lw=0.5)
+                    walls.append((r.wall_s, y, base + 1.0))
             ticks.append(base + 0.5)
             labels.append(f"{m.table} p{lane}" if nparts > 1 else m.table)
         y += nparts + 0.6
+    ax.add_collection(_bars(ys, hs, [0.0] * len(ys), delay, ["#bbbbbb"] * len(ys)))
+    ax.add_collection(_bars(ys, hs, start, engine, colors))
+    ax.autoscale_view()
+    if walls:
+        w = list(zip(*walls, strict=True))
+        ax.vlines(w[0], w[1], w[2], color="black", lw=0.5)
     ax.set_yticks(ticks, labels)
     ax.invert_yaxis()
     ax.set_xlabel(
