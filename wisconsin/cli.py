@@ -418,6 +418,7 @@ def bench(
     click.echo(f"tables:   {data_dir}{reused}")
     click.echo(f"run file: {result.run_path}")
     click.echo(f"report:   {result.report_path}")
+    click.echo(f"html:     {result.html_path}")
     click.echo(
         f"figures:  {len(result.figures)} files in {result.run_path.parent}, e.g. "
         f"{next((f for f in result.figures if 'overview' in f.name and f.suffix == '.png'), result.figures[0])}"
