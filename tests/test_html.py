@@ -114,3 +114,15 @@ def test_schema1_html_says_what_is_missing():
     text = render_report([run], "html")
     assert "bound not available: run file lacks calibration" in text
     assert 'id="scalability-card"' in text
+
+
+def test_several_reports_on_one_page_keep_ids_unique():
+    from make_fixture_runs import run_from_times
+
+    from wisconsin.report import render_report
+
+    a = run_from_times({("F", 1, "scan"): [2.0, 2.1], ("F", 2, "scan"): [1.0, 1.1]})
+    b = run_from_times({("F", 1, "scan"): [2.0, 2.1], ("F", 2, "scan"): [1.0, 1.1]}, seed=7)
+    text = render_report([a, b], "html")
+    ids = re.findall(r'<(?:section|figure) id="([^"]+)"', text)
+    assert len(ids) == len(set(ids)) and "audit" in ids and "audit-1" in ids

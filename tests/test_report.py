@@ -171,3 +171,17 @@ def test_as_written_scan_is_labelled_not_a_scan():
     run = runfile.load(FIX / "run_a.json")
     run = replace(run, config=replace(run.config, scan_variant="as-written"))
     assert "reads no rows: NOT a scan" in render_report([run], "text")
+
+
+def test_json_is_strict_and_carries_bound_card_and_pooling():
+    text = report_files([FIX / "run_v2.json", FIX / "run_v2_b.json"], "json")
+    data = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON {c}"))
+    (group,) = data["runs"]
+    assert len(group["pooled"]) == 2 and group["run"]["calibration"]["cores"] == 2
+    f8 = next(p for p in group["points"] if p["table"] == "F8" and p["query"] == "scan")
+    assert f8["binding"] == "cores" and f8["bound_s"] > 0 and f8["runs"] == 2
+    avg8 = next(p for p in group["points"] if p["table"] == "F8" and p["query"] == "average")
+    assert avg8["harness"] is True and avg8["headline"] is False
+    p0 = next(p for p in group["points"] if p["table"] == "F1" and p["query"] == "scan")
+    assert p0["ratio_lo"] is None
+    assert {c["query"] for c in group["cards"]} == {"scan", "select", "average", "update", "join"}

@@ -157,9 +157,15 @@ def _page_body(runs: list[Run]) -> str:
     return "\n".join(parts)
 
 
+def _suffix_ids(body: str, i: int) -> str:
+    """Ids unique on a page holding several reports (the first report keeps plain ids)."""
+    # Only the page's own elements: ids inside the SVGs are referenced by url(#...).
+    return body if i == 0 else re.sub(r'<(section|figure) id="([^"]+)"', rf'<\1 id="\2-{i}"', body)
+
+
 def render_html(groups: Sequence[Sequence[Run]]) -> str:
     """One page holding a report per group of pooled runs."""
-    body = "\n<hr>\n".join(_page_body(list(g)) for g in groups)
+    body = "\n<hr>\n".join(_suffix_ids(_page_body(list(g)), i) for i, g in enumerate(groups))
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<title>Wisconsin speedup and scaleup report</title>"

@@ -10,14 +10,24 @@ import csv
 import dataclasses
 import io
 import json
+import math
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-
-import numpy as np
 
 from wisconsin import WisconsinError, scalability, tandem
-from wisconsin.bound import NO_CALIBRATION
+from wisconsin.analysis_sections import (
+    MARK_BEATS,
+    bound_section,
+    card_section,
+    profile_section,
+)
+from wisconsin.document import (  # noqa: F401  (re-exported: compare and html use them)
+    Section,
+    Table,
+    fnum,
+    interval_text,
+    render_document,
+)
 from wisconsin.metrics import Point, as_runs, compute_points, machine_cores
 from wisconsin.runfile import QUERIES, Run, RunFileError, load
 
@@ -26,7 +36,6 @@ MARK_WIDE = "~"
 MARK_OVER = "*"
 MARK_UNVERIFIED = "?"
 MARK_HARNESS = "h"
-MARK_BEATS = "!"
 SCAN_NOTE = {
     "full-row": "full-row (every row of every column read, proven from DuckDB's profile)",
     "predicate-column": "predicate-column (every row of hundpct read; other columns not)",
@@ -72,33 +81,6 @@ def group_runs(runs: Sequence[Run]) -> list[list[Run]]:
     for r in runs:
         groups.setdefault(configuration(r), []).append(r)
     return list(groups.values())
-
-
-# ---------------------------------------------------------------- neutral document
-
-
-@dataclass
-class Table:
-    header: list[str]
-    rows: list[list[str]]
-
-
-@dataclass
-class Section:
-    title: str
-    items: list[str | Table | list[tuple[str, str]]] = field(default_factory=list)
-
-
-def fnum(x: float | None, digits: int = 2) -> str:
-    """A number for a table cell; '-' for missing data."""
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
-def interval_text(value: float, lo: float | None, hi: float | None, digits: int = 2) -> str:
-    """'1.93 [1.85-2.01]', or the value alone without an interval."""
-    if lo is None or hi is None:
-        return fnum(value, digits)
-    return f"{value:.{digits}f} [{lo:.{digits}f}-{hi:.{digits}f}]"
 
 
 def ratio_cell(p: Point) -> str:
@@ -337,130 +319,6 @@ def _causes_section(points: list[Point]) -> Section:
     return Section("Causes of bending (startup, skew, interference)", [Table(header, rows), *notes])
 
 
-def _gbps(x: float | None) -> str:
-    return "not recorded" if x is None else f"{x / 1e9:.2f} GB/s"
-
-
-def profile_section(run: Run) -> Section:
-    """The machine profile the bounds come from (Run.calibration)."""
-    cal = run.calibration
-    if cal is None:
-        return Section("Machine profile", [NO_CALIBRATION + " (schema 1, or not measured)."])
-    rates = ", ".join(f"{q} {r / 1e6:.2f}" for q, r in cal.scan_rows_per_s) or "not recorded"
-    disp = ", ".join(f"P={P} {s * 1e3:.1f}" for P, s in cal.dispatch_s) or "not recorded"
-    lines = [
-        ("Measured", cal.measured_utc),
-        ("Cores", str(cal.cores)),
-        ("Storage read", _gbps(cal.storage_read_bytes_per_s) + " (sequential, evicted file)"),
-        ("Memory read", _gbps(cal.memory_read_bytes_per_s) + " (one core, resident)"),
-        ("One thread", rates + " M rows/s per query (in-process DuckDB, unpartitioned)"),
-        ("Dispatch", disp + " ms (empty statement through the run's engine)"),
-    ]
-    lines += [("Note", n) for n in cal.notes]
-    return Section("Machine profile", [lines])
-
-
-def bound_section(points: list[Point]) -> Section:
-    """Per point: time with its interval, the measured bound, its terms and what binds."""
-    if all(p.bound is None for p in points):
-        notes = sorted({p.bound_note for p in points})
-        return Section("Measured bound", [*notes, "No point is held against a bound."])
-    header = [
-        "Query",
-        "Table",
-        "P",
-        "Time s [95% CI]",
-        "Bound s",
-        "Overhead s",
-        "Compute s",
-        "Bytes s",
-        "Binding",
-        "Of bound",
-        "Engine share",
-    ]
-    rows = []
-    for p in points:
-        b = p.bound
-        rows.append(
-            [
-                tandem.QUERY_LABELS.get(p.query, p.query),
-                p.table,
-                str(p.P),
-                interval_text(p.time.value, p.time.lo, p.time.hi, 4)
-                + (MARK_BEATS if p.beats_bound else ""),
-                fnum(b.time_s, 4) if b else "-",
-                fnum(b.overhead_s, 4) if b else "-",
-                fnum(b.compute_s, 4) if b else "-",
-                fnum(b.bytes_s, 4) if b else "-",
-                b.resource if b else p.bound_note.removeprefix("bound ") or "-",
-                fnum(p.of_bound),
-                fnum(p.engine_share) if p.engine_share is not None else "not recorded",
-            ]
-        )
-    notes = [
-        "Bound = overhead(P) + max(compute / min(threads, cores), bytes / bandwidth): compute "
-        "from one in-process thread's rate on the unpartitioned table, bytes read from storage "
-        "(cold) or the table's bytes from memory (warm), the harness overhead measured before "
-        "each repetition. Binding: the largest term (harness when the overhead is).",
-        f"{MARK_BEATS}: the time's 95% interval lies wholly below its bound: the calibration "
-        "or the measurement is wrong there.",
-    ]
-    notes += sorted({n for p in points if p.bound for n in p.bound.notes})
-    notes += sorted({p.bound_note for p in points if p.bound is None})
-    return Section("Measured bound", [Table(header, rows), *notes])
-
-
-def _param_text(p: scalability.Param | None, digits: int = 3) -> str:
-    if p is None or p.value is None:
-        return "-"
-    if p.name == "N*" and not np.isfinite(p.value):
-        return "none (no coherency term)"
-    hi = "inf" if p.hi is not None and not np.isfinite(p.hi) else None
-    if p.lo is None or p.hi is None:
-        return f"{p.value:.{digits}g}"
-    return f"{p.value:.{digits}g} [{p.lo:.{digits}g}-{hi or f'{p.hi:.{digits}g}'}]"
-
-
-def card_section(cards: list[scalability.Card]) -> Section:
-    """The scalability card: Amdahl/Gustafson, USL, Karp-Flatt, COST per query and kind."""
-    header = ["Query", "Kind", "Amdahl/Gustafson s", "USL sigma", "USL kappa", "USL peak N*"]
-    header += ["Karp-Flatt e by P", "COST"]
-    rows, notes = [], []
-    for c in cards:
-        serial, u = c.fits
-        label = tandem.QUERY_LABELS.get(c.query, c.query)
-        kf = ", ".join(f"{P}: {e:.3f}" for P, e in c.karp_flatt) or "-"
-        rows.append(
-            [
-                label,
-                "speedup" if c.kind == "F" else "scaleup",
-                _param_text(serial.param("s")) if not serial.note else "too few points",
-                _param_text(u.param("sigma")) if not u.note else "too few points",
-                _param_text(u.param("kappa")) if not u.note else "too few points",
-                _param_text(u.param("N*")) if not u.note else "too few points",
-                kf,
-                c.cost.text if c.cost else "- (fixed-size F problem only)",
-            ]
-        )
-        for f in c.fits:
-            if f.note:
-                notes.append(f"{label} {c.kind}: {f.model}: {f.note}.")
-        if c.excluded:
-            notes.append(
-                f"{label} {c.kind}: P = {_plist(c.excluded)} left out of the fits "
-                "(harness-dominated or unverified)."
-            )
-    head = [
-        "Fits (scipy curve_fit, 95% t-intervals; N = P/P0, the P0 point is 1 by definition and "
-        "not fitted): Amdahl serial fraction s on the speedups; Gustafson s on the scaled "
-        "speedups N / scaleup; Universal Scalability Law contention sigma, coherency kappa and "
-        "peak N* = sqrt((1 - sigma)/kappa) (relative to P0) on either. Karp-Flatt: serial "
-        "fraction measured per point. COST: smallest P whose median time beats one in-process "
-        "DuckDB thread on the unpartitioned table (McSherry et al., HotOS 2015).",
-    ]
-    return Section("Scalability card", [Table(header, rows), *head, *notes])
-
-
 def build_document(runs: Run | Sequence[Run]) -> list[Section]:
     """The sections of one report: header, ratios, times, causes, bound, profile, card.
 
@@ -478,62 +336,6 @@ def build_document(runs: Run | Sequence[Run]) -> list[Section]:
     else:
         secs.append(Section("No measurements", ["The run file holds no timed repetitions."]))
     return secs
-
-
-# ---------------------------------------------------------------- renderers
-
-
-def _text_table(t: Table) -> list[str]:
-    widths = [max(len(r[i]) for r in [t.header, *t.rows]) for i in range(len(t.header))]
-
-    def line(cells: Sequence[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
-        return "  ".join([first, *rest]).rstrip()
-
-    return [line(t.header), "  ".join("-" * w for w in widths), *[line(r) for r in t.rows]]
-
-
-def _render_text(doc: list[Section]) -> str:
-    out: list[str] = []
-    for sec in doc:
-        out += [sec.title, "=" * len(sec.title)]
-        for item in sec.items:
-            if isinstance(item, Table):
-                out += _text_table(item)
-            elif isinstance(item, list):
-                w = max(len(k) for k, _ in item)
-                out += [f"{k + ':':<{w + 1}} {v}" for k, v in item]
-            else:
-                out.append(item)
-        out.append("")
-    return "\n".join(out)
-
-
-def _md_escape(s: str) -> str:
-    return s.strip().replace("|", "\\|").replace("*", "\\*").replace("~", "\\~")
-
-
-def _render_markdown(doc: list[Section]) -> str:
-    out: list[str] = []
-    for i, sec in enumerate(doc):
-        out += [("# " if i == 0 else "## ") + sec.title, ""]
-        for item in sec.items:
-            if isinstance(item, Table):
-                out.append("| " + " | ".join(_md_escape(h) for h in item.header) + " |")
-                out.append("|" + "|".join([":---"] + ["---:"] * (len(item.header) - 1)) + "|")
-                out += ["| " + " | ".join(_md_escape(c) for c in r) + " |" for r in item.rows]
-            elif isinstance(item, list):
-                out += [f"- **{k}**: {_md_escape(v)}" for k, v in item]
-            else:
-                out.append(_md_escape(item))
-            out.append("")
-    return "\n".join(out)
-
-
-def render_document(doc: list[Section], fmt: str) -> str:
-    """Render sections as plain text or markdown (shared with compare)."""
-    return _render_text(doc) if fmt == "text" else _render_markdown(doc)
 
 
 def point_dict(p: Point) -> dict:
@@ -594,7 +396,7 @@ def render_report(runs: list[Run], fmt: str = "text") -> str:
                     "cards": [dataclasses.asdict(c) for c in scalability.cards(pts, g)],
                 }
             )
-        return json.dumps({"runs": body}, indent=1, default=_json_default) + "\n"
+        return json.dumps(_finite({"runs": body}), indent=1, allow_nan=False) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         writer = None
@@ -611,8 +413,16 @@ def render_report(runs: list[Run], fmt: str = "text") -> str:
     return sep.join(render_document(build_document(g), fmt) for g in groups)
 
 
-def _json_default(x):
-    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+def _finite(x):
+    """Strict JSON: a non-finite number (USL peak N* without a coherency term: no peak) is
+    written as null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    return x
 
 
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
