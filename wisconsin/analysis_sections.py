@@ -138,4 +138,10 @@ def card_section(cards: list[scalability.Card]) -> Section:
         "fraction measured per point. COST: smallest P whose median time beats one in-process "
         "DuckDB thread on the unpartitioned table (McSherry et al., HotOS 2015).",
     ]
+    over = {P for c in cards for P in c.oversubscribed}
+    if over:
+        notes.append(
+            f"Points at P = {_plist(over)} are fitted with more threads than cores: sharing "
+            "cores shows up in the fits as serial fraction and contention."
+        )
     return Section("Scalability card", [Table(header, rows), *head, *notes])

@@ -69,6 +69,7 @@ class Card:
     karp_flatt: tuple[tuple[int, float], ...]  # (P, e) for F points beyond P0
     cost: Cost | None  # F only
     excluded: tuple[int, ...]  # P of points left out (harness-dominated or unverified)
+    oversubscribed: tuple[int, ...] = ()  # P of fitted points with more threads than cores
 
 
 def amdahl(n, s):
@@ -186,5 +187,6 @@ def cards(points: Sequence[Point], runs: Run | Sequence[Run]) -> list[Card]:
             scaled = [x / p.ratio.value for x, p in zip(n, used, strict=True)]
             fits = (fit_gustafson(n, scaled), fit_usl(n, scaled))
             kf, c = (), None
-        out.append(Card(query, kind, P0, fits, kf, c, excluded))
+        over = tuple(p.P for p in used if p.oversubscribed)
+        out.append(Card(query, kind, P0, fits, kf, c, excluded, over))
     return out
