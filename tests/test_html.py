@@ -126,3 +126,23 @@ def test_several_reports_on_one_page_keep_ids_unique():
     text = render_report([a, b], "html")
     ids = re.findall(r'<(?:section|figure) id="([^"]+)"', text)
     assert len(ids) == len(set(ids)) and "audit" in ids and "audit-1" in ids
+
+
+def test_audit_section_renders_rules_of_an_audit_function(monkeypatch):
+    # The shape helper m2's wisconsin/audit.py has: audit(run) -> [Rule(name, ok, detail)].
+    import types
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Rule:
+        name: str
+        ok: bool
+        detail: str
+
+    fake = types.ModuleType("wisconsin.audit")
+    fake.audit = lambda run: [Rule("engine share", True, "all >= 80%"), Rule("cold", False, "x")]
+    monkeypatch.setitem(sys.modules, "wisconsin.audit", fake)
+    run = load(FIX / "run_v2.json")
+    assert whtml.audit_rows(run) == [("engine share", True, "all >= 80%"), ("cold", False, "x")]
+    page = whtml._audit_section([run])
+    assert "all &gt;= 80%" in page and "FAIL" in page

@@ -205,3 +205,9 @@ def test_missing_partition_samples_give_none():
     assert p["F", "q", 2].cpu_util is None
     assert p["F", "q", 4].skew is None and p["F", "q", 4].interference is None
     assert p["F", "q", 4].cpu_util == pytest.approx(0.9 / 2)
+
+
+def test_single_run_ratio_interval_for_the_stopping_rule():
+    r = metrics.ratio_interval([2.0, 2.1, 1.9], [1.0, 1.05, 0.95])
+    assert r.value == pytest.approx(2.0) and r.lo < 2.0 < r.hi
+    assert metrics.bootstrap_ratio is metrics.ratio_interval  # old name, used by schedule.py

@@ -74,6 +74,16 @@ def median(xs: Sequence[float]) -> float:
     return float(np.median(np.asarray(xs, dtype=float)))
 
 
+def ratio_interval(num: Sequence[float], den: Sequence[float]) -> Ratio:
+    """median(num)/median(den) of one run's repetitions with its 95% interval."""
+    return stats.ratio_interval([num], [den])
+
+
+# The old name, kept so wisconsin.schedule (issue 8's stopping rule) keeps working until it
+# calls ratio_interval: it is a t-interval on log times now, not a bootstrap.
+bootstrap_ratio = ratio_interval
+
+
 def efficiency(speedup: float, p: float) -> float:
     """Parallel efficiency: speedup over the ideal p = P/P0."""
     return speedup / p
