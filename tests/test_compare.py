@@ -125,3 +125,17 @@ def test_cli_compare_bad_file_is_one_line_exit_2(name):
     res = _cli("compare", str(FIX / "run_a.json"), str(FIX / name))
     assert res.exit_code == 2
     assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
+
+
+def test_pooled_sides_widen_the_interval_and_cli_takes_replicates():
+    a, b = load(FIX / "run_v2.json"), load(FIX / "run_v2_b.json")
+    one = {(r.table, r.query): r for r in compare_runs(a, b).rows}
+    pooled = {(r.table, r.query): r for r in compare_runs([a, b], [b, a]).rows}
+    r1, rp = one["F4", "scan"], pooled["F4", "scan"]
+    assert rp.reps_a == rp.reps_b == 10
+    assert rp.time_ratio.hi - rp.time_ratio.lo >= r1.time_ratio.hi - r1.time_ratio.lo
+    args = [str(FIX / "run_v2.json"), str(FIX / "run_v2_b.json")]
+    res = _cli("compare", *args, "--with-a", args[1], "--with-b", args[0])
+    assert res.exit_code == 0 and "2 runs pooled" in res.output
+    with pytest.raises(WisconsinError, match="not of one configuration"):
+        compare_runs([a, load(FIX / "run_a.json")], b)

@@ -17,7 +17,7 @@ FIX = Path(__file__).parent / "fixtures"
 def written(tmp_path_factory):
     # Plot a copy placed in a temp dir: plots land next to the run file by default.
     d = tmp_path_factory.mktemp("plots")
-    save(load(FIX / "run_a.json"), d / "myrun.json")
+    save(load(FIX / "run_v2.json"), d / "myrun.json")
     return d, plot_files([d / "myrun.json"])
 
 
@@ -28,6 +28,8 @@ def test_plots_written_next_to_run_file(written):
         for kind in ("speedup", "scaleup"):
             assert f"myrun-{kind}-{q}.png" in names and f"myrun-{kind}-{q}.svg" in names
     assert "myrun-overview.png" in names and "myrun-overview.svg" in names
+    for q in ("scan", "select", "average", "update", "join"):  # one timeline per query
+        assert f"myrun-timeline-{q}.png" in names and f"myrun-timeline-{q}.svg" in names
     for p in paths:
         assert p.parent == d and p.stat().st_size > 1000
     assert not list(d.glob(".*tmp*"))  # temp names were renamed away
@@ -79,3 +81,29 @@ def test_cli_plot_bad_file_is_one_line_exit_2(name, tmp_path):
     res = _cli("plot", str(FIX / name), "--out-dir", str(tmp_path))
     assert res.exit_code == 2
     assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
+
+
+def test_pooled_runs_plot_once(tmp_path):
+    for name, k in (("a", 1.0), ("b", 1.2)):
+        save(
+            run_from_times({("F", 1, "scan"): [2.0, 2.1], ("F", 2, "scan"): [k, k]}),
+            tmp_path / f"{name}.json",
+        )
+    paths = plot_files([tmp_path / "a.json", tmp_path / "b.json"], tmp_path / "out")
+    assert {p.name for p in paths} == {
+        f"a-pooled2-{n}.{e}" for n in ("speedup-scan", "overview") for e in ("png", "svg")
+    }
+
+
+def test_schema1_timeline_without_dispatch_clock(tmp_path):
+    from wisconsin.timeline import timeline_figures
+
+    run = run_from_times(
+        {("F", 1, "scan"): [2.0, 2.1], ("F", 2, "scan"): [1.0, 1.1]},
+        engine={("F", 1, "scan"): [1.9], ("F", 2, "scan"): [0.9, 0.95]},
+    )
+    ((name, fig),) = timeline_figures(run)
+    assert name == "timeline-scan"
+    assert "dispatch clock not recorded" in fig.axes[0].get_title()
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == ["F1", "F2 p0", "F2 p1"]

@@ -50,10 +50,13 @@ def test_text_report_says_what_is_needed():
         "Tandem VLX",
         "Tandem CLX",
         "7.21",  # VLX scan speedup at 16, as published
-        "This machine has 2 usable cores: ideal speedup beyond P=2 is 1.00",
+        "bound not available: run file lacks calibration",  # schema 1: no ceiling guessed
+        "Cache:        not recorded",
+        "Scalability card",
     ):
         assert needle in text, needle
     assert "0.96 [0.96-0.97]*" in text  # P=4 on 2 cores is marked oversubscribed
+    assert "Hardware ceiling" not in text  # the min(P, cores) ceiling is gone (issue 9)
 
 
 def test_shared_memory_shows_missing_causes_as_dash():
@@ -76,16 +79,39 @@ def test_csv_and_json_parse():
     assert data["runs"][0]["run"]["cores"] == 2
 
 
-def test_several_runs_one_block_each():
+def test_runs_of_one_configuration_are_pooled_others_apart():
+    # Changed deliberately (issue 9): files of one configuration are replicates of it.
     text = report_files([FIX / "run_a.json", FIX / "run_b.json"], "text")
+    assert text.count("Wisconsin speedup and scaleup report") == 1
+    assert "Pooled:" in text and "2 runs of one configuration" in text
+    text = report_files([FIX / "run_a.json", FIX / "run_shm.json"], "text")
     assert text.count("Wisconsin speedup and scaleup report") == 2
 
 
-def test_no_ceiling_note_with_enough_cores():
+def test_schema2_report_bound_profile_card_harness():
+    text = report_files([FIX / "run_v2.json"], "text")
+    for needle in (
+        "Measured bound",
+        "Binding",
+        "Machine profile",
+        "Storage read: 1.50 GB/s",
+        "Scalability card",
+        "COST",
+        "P = 2",
+        "(0.92 [0.88-0.95])h*",  # AVG at P=8: harness-dominated, in parentheses
+        "not a headline number: average P=8",
+        "Cache:        cold",
+        "interleaved: 6 rounds",
+    ):
+        assert needle in text, needle
+    row = next(ln for ln in text.splitlines() if ln.startswith("Table Scan") and " 1.00 " in ln)
+    assert row.split()[2] == "1.00"  # no interval at P0
+
+
+def test_no_oversubscription_marker_with_enough_cores():
     run = run_from_times({("F", 1, "scan"): [2.0, 2.1], ("F", 2, "scan"): [1.0, 1.1]}, cores=8)
     text = render_report([run], "text")
-    assert "*" not in text.split("Hardware ceiling\n")[0].split("Partitions")[1].split("\n~")[0]
-    assert "every speedup point has a core per partition" in text
+    assert "*" not in text.split("Partitions")[1].split("\nIdeal")[0]
 
 
 def test_errors_are_wisconsin_errors(tmp_path):
@@ -94,7 +120,7 @@ def test_errors_are_wisconsin_errors(tmp_path):
     with pytest.raises(WisconsinError, match="no such run file"):
         load_runs([tmp_path / "missing.json"])
     with pytest.raises(WisconsinError, match="unknown report format"):
-        render_report([], "html")
+        render_report([], "pdf")
 
 
 def _cli(*args):
@@ -145,3 +171,17 @@ def test_as_written_scan_is_labelled_not_a_scan():
     run = runfile.load(FIX / "run_a.json")
     run = replace(run, config=replace(run.config, scan_variant="as-written"))
     assert "reads no rows: NOT a scan" in render_report([run], "text")
+
+
+def test_json_is_strict_and_carries_bound_card_and_pooling():
+    text = report_files([FIX / "run_v2.json", FIX / "run_v2_b.json"], "json")
+    data = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON {c}"))
+    (group,) = data["runs"]
+    assert len(group["pooled"]) == 2 and group["run"]["calibration"]["cores"] == 2
+    f8 = next(p for p in group["points"] if p["table"] == "F8" and p["query"] == "scan")
+    assert f8["binding"] == "cores" and f8["bound_s"] > 0 and f8["runs"] == 2
+    avg8 = next(p for p in group["points"] if p["table"] == "F8" and p["query"] == "average")
+    assert avg8["harness"] is True and avg8["headline"] is False
+    p0 = next(p for p in group["points"] if p["table"] == "F1" and p["query"] == "scan")
+    assert p0["ratio_lo"] is None
+    assert {c["query"] for c in group["cards"]} == {"scan", "select", "average", "update", "join"}

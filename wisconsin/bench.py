@@ -23,6 +23,7 @@ class BenchResult:
     figures: tuple[Path, ...]
     tables_reused: tuple[str, ...]
     generate_s: float
+    html_path: Path | None = None
 
 
 # Measured: a 200,000-row partition file (table + copy, primary keys, uncompressed) is
@@ -100,6 +101,8 @@ def bench(
     tmp.write_text(text)
     tmp.replace(report_path)
     figures = plots.plot_run(result, path.parent, stem=path.stem)
+    html_path = path.with_suffix(".report.html")  # one self-contained page (issue 9)
+    html_path.write_text(report.render_report([result], "html"))
     return BenchResult(
         run=result,
         run_path=path,
@@ -108,4 +111,5 @@ def bench(
         figures=tuple(figures),
         tables_reused=built.reused_tables,
         generate_s=built.seconds,
+        html_path=html_path,
     )

@@ -584,6 +584,7 @@ def bench(
     click.echo(f"tables:   {data_dir}{reused}")
     click.echo(f"run file: {result.run_path}")
     click.echo(f"report:   {result.report_path}")
+    click.echo(f"html:     {result.html_path}")
     click.echo(
         f"figures:  {len(result.figures)} files in {result.run_path.parent}, e.g. "
         f"{next((f for f in result.figures if 'overview' in f.name and f.suffix == '.png'), result.figures[0])}"
@@ -774,12 +775,16 @@ def _print_run_summary(result) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "markdown", "csv", "json"]),
+    type=click.Choice(["text", "markdown", "csv", "json", "html"]),
     default="text",
     show_default=True,
+    help="html: one self-contained page (figures inline), e.g. > report.html.",
 )
 def report(runs, fmt) -> None:
-    """Speedup and scaleup tables of run files, beside Tandem's published Table 2."""
+    """Speedup and scaleup tables of run files, beside Tandem's published Table 2.
+
+    Run files of one configuration are pooled as replicates (one report, wider intervals
+    when the runs disagree); files of different configurations get a report each."""
     from wisconsin.report import report_files
     from wisconsin.workloads.debitcredit.runfile import is_debitcredit
 
@@ -797,7 +802,9 @@ def report(runs, fmt) -> None:
     help="Where to write the figures (default: next to each run file).",
 )
 def plot(runs, out_dir) -> None:
-    """Speedup and scaleup figures (PNG and SVG) of run files; prints the written paths."""
+    """Speedup, scaleup and timeline figures (PNG and SVG) of run files; prints the paths.
+
+    Run files of one configuration are pooled into one set of figures."""
     from wisconsin.plots import plot_files
     from wisconsin.workloads.debitcredit.runfile import is_debitcredit
 
@@ -818,17 +825,35 @@ def plot(runs, out_dir) -> None:
     default="text",
     show_default=True,
 )
-def compare(run_a, run_b, force, fmt) -> None:
+@click.option(
+    "--with-a",
+    "more_a",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Another run of A's configuration, pooled with RUN_A as a replicate (repeatable).",
+)
+@click.option(
+    "--with-b",
+    "more_b",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Another run of B's configuration, pooled with RUN_B (repeatable).",
+)
+def compare(run_a, run_b, force, fmt, more_a, more_b) -> None:
     """Compare two runs of the same tables: time ratios, speedups, significance.
 
     Two DebitCredit runs: throughput ratios per partition count.
     """
-    from wisconsin.compare import compare_files
     from wisconsin.workloads.debitcredit.runfile import is_debitcredit
 
     if is_debitcredit(run_a) or is_debitcredit(run_b):
-        from wisconsin.workloads.debitcredit.compare import compare_files
-    click.echo(compare_files(run_a, run_b, force=force, fmt=fmt), nl=False)
+        from wisconsin.workloads.debitcredit.compare import compare_files as compare_oltp
+
+        click.echo(compare_oltp(run_a, run_b, force=force, fmt=fmt), nl=False)
+        return
+    from wisconsin.compare import compare_files
+
+    click.echo(compare_files([run_a, *more_a], [run_b, *more_b], force=force, fmt=fmt), nl=False)
 
 
 @cli.command("cli-reference", hidden=True)

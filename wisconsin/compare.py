@@ -1,14 +1,15 @@
 """Compare two runs of the same tables: time ratios, both runs' ratios, significance.
 
 Runs of different tables (sizes, partition counts) or seeds measure different things and
-are refused unless forced. Significance is a permutation test on the difference of mean
-repetition times (exact when the number of splits is small, else Monte Carlo).
+are refused unless forced. Each side may be several runs of one configuration, pooled as
+replicates (wisconsin.stats). Significance is scipy.stats.permutation_test on the
+difference of mean repetition times (exact when the number of splits is small, else Monte
+Carlo with a fixed seed).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import math
 import os
@@ -17,15 +18,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from wisconsin import WisconsinError, tandem
-from wisconsin.metrics import BOOTSTRAP_SEED, Ratio, bootstrap_ratio, compute_points
-from wisconsin.report import Section, Table, fnum, load_runs, render_document
+from wisconsin import WisconsinError, stats, tandem
+from wisconsin.metrics import Ratio, as_runs, compute_points
+from wisconsin.report import (
+    Section,
+    Table,
+    configuration,
+    fnum,
+    interval_text,
+    load_runs,
+    render_document,
+)
 from wisconsin.runfile import QUERIES, Run
 
 ALPHA = 0.05
-EXACT_LIMIT = 20_000  # enumerate every split up to this many, else sample
-PERMUTATIONS = 20_000
 FORMATS = ("text", "markdown", "json")
+permutation_p = stats.permutation_p
 
 
 @dataclass(frozen=True)
@@ -40,7 +48,7 @@ class Row:
     reps_b: int
     time_a: float  # median seconds
     time_b: float
-    time_ratio: Ratio  # T_b / T_a with a 95% bootstrap CI
+    time_ratio: Ratio  # T_b / T_a with its 95% interval
     ratio_a: Ratio | None  # run A's speedup (F) or scaleup (G) at this P
     ratio_b: Ratio | None
     p_value: float
@@ -53,36 +61,6 @@ class Comparison:
     b: str
     differences: tuple[str, ...]  # non-empty only when forced
     rows: tuple[Row, ...]
-
-
-def permutation_p(
-    a: Sequence[float],
-    b: Sequence[float],
-    *,
-    seed: int = BOOTSTRAP_SEED,
-    n_perm: int = PERMUTATIONS,
-) -> float:
-    """Two-sided permutation p-value of mean(a) - mean(b); exact for small samples."""
-    x = np.asarray(a, dtype=float)
-    y = np.asarray(b, dtype=float)
-    pooled = np.concatenate([x, y])
-    n, total = x.size, pooled.sum()
-    observed = abs(x.mean() - y.mean())
-    # A relative tolerance so float rounding does not push the observed split out of its tie.
-    tol = 1e-12 * max(1.0, float(np.abs(pooled).max()))
-    m = pooled.size - n
-    if m == 0 or n == 0:
-        return 1.0
-    if math.comb(pooled.size, n) <= EXACT_LIMIT:
-        idx = np.array(list(itertools.combinations(range(pooled.size), n)))
-        sums = pooled[idx].sum(axis=1)
-        diffs = np.abs(sums / n - (total - sums) / m)
-        return float(np.mean(diffs >= observed - tol))
-    rng = np.random.default_rng(seed)
-    perms = rng.permuted(np.tile(pooled, (n_perm, 1)), axis=1)
-    sums = perms[:, :n].sum(axis=1)
-    diffs = np.abs(sums / n - (total - sums) / m)
-    return float((np.sum(diffs >= observed - tol) + 1) / (n_perm + 1))
 
 
 def differences(a: Run, b: Run) -> list[str]:
@@ -110,37 +88,61 @@ def differences(a: Run, b: Run) -> list[str]:
     return out
 
 
-def compare_runs(a: Run, b: Run, force: bool = False, *, alpha: float = ALPHA) -> Comparison:
-    """Per (table, query) in both runs: T_b/T_a, both ratios, permutation p-value.
+def compare_runs(
+    a: Run | Sequence[Run],
+    b: Run | Sequence[Run],
+    force: bool = False,
+    *,
+    alpha: float = ALPHA,
+) -> Comparison:
+    """Per (table, query) in both sides: T_b/T_a, both ratios, permutation p-value.
 
-    Raises WisconsinError naming the difference if the runs are of different tables or
-    seeds, unless force is True (the differences are then carried in the result).
+    Each side is a run or several runs of one configuration (pooled as replicates). Raises
+    WisconsinError naming the difference if the sides are of different tables or seeds,
+    unless force is True (the differences are then carried in the result).
     """
+    runs_a, runs_b = as_runs(a), as_runs(b)
+    for side, rs in (("A", runs_a), ("B", runs_b)):
+        if len({configuration(r) for r in rs}) > 1:
+            raise WisconsinError(
+                f"the runs pooled as {side} are not of one configuration (machine, mode, "
+                "tables, seed, cache): compare them one at a time"
+            )
+    a, b = runs_a[0], runs_b[0]
     diffs = differences(a, b)
     if diffs and not force:
         raise WisconsinError(
             "runs are not comparable: " + "; ".join(diffs) + " (use --force to compare anyway)"
         )
-    pts_a = {(p.table, p.query): p for p in compute_points(a)}
-    pts_b = {(p.table, p.query): p for p in compute_points(b)}
+    pts_a = {(p.table, p.query): p for p in compute_points(runs_a)}
+    pts_b = {(p.table, p.query): p for p in compute_points(runs_b)}
     rows = []
     for ma in a.measurements:
-        mb = b.measurement(ma.table, ma.query)
-        if mb is None or not ma.times or not mb.times:
+        sa = [r.measurement(ma.table, ma.query) for r in runs_a]
+        sb = [r.measurement(ma.table, ma.query) for r in runs_b]
+        if any(m is None or not m.times for m in (*sa, *sb)):
             continue
+        ta = [t for m in sa for t in m.times]
+        tb = [t for m in sb for t in m.times]
         pa, pb = pts_a.get((ma.table, ma.query)), pts_b.get((ma.table, ma.query))
-        p = permutation_p(ma.times, mb.times)
+        p = permutation_p(ta, tb)
+        # The ratio's interval pairs runs by position; with unequal numbers of runs the
+        # sides are pooled into one sample each.
+        if len(sa) == len(sb):
+            tr = stats.ratio_interval([m.times for m in sb], [m.times for m in sa])
+        else:
+            tr = stats.ratio_interval([tb], [ta])
         rows.append(
             Row(
                 query=ma.query,
                 kind=ma.kind,
                 table=ma.table,
                 P=ma.partitions,
-                reps_a=len(ma.times),
-                reps_b=len(mb.times),
-                time_a=float(np.median(ma.times)),
-                time_b=float(np.median(mb.times)),
-                time_ratio=bootstrap_ratio(mb.times, ma.times),
+                reps_a=len(ta),
+                reps_b=len(tb),
+                time_a=float(np.median(ta)),
+                time_b=float(np.median(tb)),
+                time_ratio=tr,
                 ratio_a=pa.ratio if pa else None,
                 ratio_b=pb.ratio if pb else None,
                 p_value=p,
@@ -149,13 +151,19 @@ def compare_runs(a: Run, b: Run, force: bool = False, *, alpha: float = ALPHA) -
         )
     qidx = {q: i for i, q in enumerate(QUERIES)}
     rows.sort(key=lambda r: (r.kind, qidx.get(r.query, len(QUERIES)), r.query, r.P))
-    return Comparison(_label(a), _label(b), tuple(diffs), tuple(rows))
+    return Comparison(_label(runs_a), _label(runs_b), tuple(diffs), tuple(rows))
 
 
-def _label(run: Run) -> str:
+def _label(runs: list[Run]) -> str:
+    run = runs[0]
     where = run.config.cluster or run.environment.hostname
+    when = (
+        f"run {run.started_utc}"
+        if len(runs) == 1
+        else f"{len(runs)} runs pooled ({', '.join(r.started_utc for r in runs)})"
+    )
     return (
-        f"run {run.started_utc}, {run.config.mode} on {where}, DuckDB {run.environment.duckdb}, "
+        f"{when}, {run.config.mode} on {where}, DuckDB {run.environment.duckdb}, "
         f"{run.config.repeat} reps"
     )
 
@@ -163,7 +171,7 @@ def _label(run: Run) -> str:
 def _ratio(r: Ratio | None) -> str:
     if r is None:
         return "-"
-    return fnum(r.value) if r.lo is None else f"{r.value:.2f} [{r.lo:.2f}-{r.hi:.2f}]"
+    return interval_text(r.value, r.lo, r.hi)
 
 
 def _verdict(r: Row) -> str:
@@ -204,7 +212,8 @@ def _document(c: Comparison) -> list[Section]:
     ]
     min_p = {1.0 / math.comb(r.reps_a + r.reps_b, r.reps_a) * 2 for r in c.rows if r.reps_a}
     notes = [
-        "T: median seconds. p: two-sided permutation test on the difference of mean "
+        "T: median seconds; T_B/T_A with its 95% interval (t-interval on log times). p: "
+        "two-sided permutation test (scipy) on the difference of mean "
         f"repetition times; significant below {ALPHA}. Ratio: speedup (F) or scaleup (G) "
         "of each run against its own P0.",
     ]
@@ -231,8 +240,14 @@ def render_comparison(c: Comparison, fmt: str = "text") -> str:
 
 
 def compare_files(
-    a: str | os.PathLike, b: str | os.PathLike, force: bool = False, fmt: str = "text"
+    a: str | os.PathLike | Sequence[str | os.PathLike],
+    b: str | os.PathLike | Sequence[str | os.PathLike],
+    force: bool = False,
+    fmt: str = "text",
 ) -> str:
-    """Load two run files and render their comparison (what `wisconsin compare` prints)."""
-    run_a, run_b = load_runs([a, b])
-    return render_comparison(compare_runs(run_a, run_b, force=force), fmt)
+    """Load run files (a path, or several of one configuration per side) and render their
+    comparison (what `wisconsin compare` prints)."""
+    pa = [a] if isinstance(a, str | os.PathLike) else list(a)
+    pb = [b] if isinstance(b, str | os.PathLike) else list(b)
+    runs = load_runs([*pa, *pb])
+    return render_comparison(compare_runs(runs[: len(pa)], runs[len(pa) :], force=force), fmt)

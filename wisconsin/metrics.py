@@ -1,4 +1,4 @@
-"""Speedup, scaleup and the causes of bending, computed from a run (pure functions, no I/O).
+"""Speedup, scaleup, their bounds and the causes of bending, from runs (pure, no I/O).
 
 Definitions follow the Tandem report (TR 89.4, "The SQL Release 2 Benchmark"):
 
@@ -6,52 +6,55 @@ Definitions follow the Tandem report (TR 89.4, "The SQL Release 2 Benchmark"):
 * batch scaleup(P) = T(G_P) / T(G_P0) on the G tables (fixed rows per partition),
 
 where P0 is the smallest partition count measured for that kind and query and T is the
-median of the timed repetitions. Every ratio carries a 95% bootstrap confidence interval.
+median of the timed repetitions. Every ratio but P0's (1 by definition) carries a 95%
+interval (wisconsin.stats); several runs of one configuration are pooled as replicates.
+Each point is also held against its measured bound (wisconsin.bound).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from wisconsin import bound as bnd
+from wisconsin import stats
 from wisconsin.runfile import QUERIES, Measurement, Run
 
-BOOTSTRAP_RESAMPLES = 4000
-BOOTSTRAP_SEED = 19890605  # the date of the auditor's report; fixed so reports are repeatable
-WIDE_FRACTION = 0.10  # a CI wider than this fraction of its ratio is marked "wide"
-
-
-@dataclass(frozen=True)
-class Ratio:
-    """A ratio of medians with its 95% bootstrap interval (lo/hi None with < 2 repetitions)."""
-
-    value: float
-    lo: float | None
-    hi: float | None
-    wide: bool
+Ratio = stats.Interval  # a ratio of medians with its 95% interval
+HARNESS_SHARE = 0.80  # engine share below this: the point measures the harness
+HARNESS_FACTOR = 20.0  # ... or its median below this many harness overheads
 
 
 @dataclass(frozen=True)
 class Point:
-    """One (query, kind, P): its times, its ratio against P0 and what bent it."""
+    """One (query, kind, P): its times, its ratio against P0, its bound, what bent it."""
 
     query: str
     kind: str  # "F" (speedup) or "G" (scaleup)
     table: str
     P: int
     P0: int
-    reps: int
+    runs: int  # run files pooled
+    reps: int  # timed repetitions over all runs
     time_median: float
     time_min: float
     time_max: float
-    ratio: Ratio  # speedup for F, scaleup for G
+    time: stats.Interval  # median time with its pooled 95% interval
+    ratio: Ratio  # speedup for F, scaleup for G; no interval at P0
     ideal: float  # P/P0 for speedup, 1.0 for scaleup
-    ceiling: float  # the best ratio this hardware allows (see hardware_ceiling)
-    oversubscribed: bool  # P exceeds the usable cores
+    oversubscribed: bool  # more DuckDB threads than usable cores
     efficiency: float  # ratio / ideal for speedup, ideal / ratio for scaleup
-    of_ceiling: float  # the same against the hardware ceiling instead of the ideal
+    bound: bnd.Bound | None  # the best time this machine allows here
+    bound_note: str  # why there is no bound ("" when there is one)
+    bound_ratio: float | None  # the best ratio given the measured P0 time and this bound
+    of_bound: float | None  # bound time / median time (1 = as fast as the machine allows)
+    beats_bound: bool  # the time's interval lies wholly below the bound: a measuring error
+    engine_share: float | None  # median max partition engine time / wall; None: not recorded
+    overhead_s: float | None  # median harness overhead; None: not recorded
+    harness: bool | None  # harness-dominated (kept out of headline ratios); None: unknown
     karp_flatt: float | None  # speedup only, undefined at P = P0
     startup: float | None  # median over reps of the mean partition start delay (s)
     worker_startup: float  # Measurement.startup_s: opening the P partitions (s)
@@ -60,37 +63,25 @@ class Point:
     cpu_util: float | None  # sum cpu / (wall * min(P, cores))
     verified: bool  # every timed repetition's answer was verified
 
+    @property
+    def headline(self) -> bool:
+        """A ratio to quote: verified and not known to be harness-dominated."""
+        return self.verified and self.harness is not True
+
 
 def median(xs: Sequence[float]) -> float:
     """Median of a non-empty sequence."""
     return float(np.median(np.asarray(xs, dtype=float)))
 
 
-def bootstrap_ratio(
-    num: Sequence[float],
-    den: Sequence[float],
-    *,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = BOOTSTRAP_SEED,
-    wide_fraction: float = WIDE_FRACTION,
-) -> Ratio:
-    """median(num)/median(den) with a percentile 95% CI, resampling each side independently."""
-    a = np.asarray(num, dtype=float)
-    b = np.asarray(den, dtype=float)
-    if a.size == 0 or b.size == 0:
-        raise ValueError("bootstrap_ratio needs at least one value on each side")
-    value = float(np.median(a) / np.median(b))
-    if a.size < 2 or b.size < 2:
-        # One repetition carries no information about spread: no interval rather than a
-        # falsely exact one.
-        return Ratio(value, None, None, False)
-    # A fresh generator per call so each ratio's interval does not depend on call order.
-    rng = np.random.default_rng(seed)
-    ma = np.median(a[rng.integers(0, a.size, size=(resamples, a.size))], axis=1)
-    mb = np.median(b[rng.integers(0, b.size, size=(resamples, b.size))], axis=1)
-    lo, hi = np.percentile(ma / mb, [2.5, 97.5])
-    wide = bool(hi - lo > wide_fraction * abs(value))
-    return Ratio(value, float(lo), float(hi), wide)
+def ratio_interval(num: Sequence[float], den: Sequence[float]) -> Ratio:
+    """median(num)/median(den) of one run's repetitions with its 95% interval."""
+    return stats.ratio_interval([num], [den])
+
+
+# The old name, kept so wisconsin.schedule (issue 8's stopping rule) keeps working until it
+# calls ratio_interval: it is a t-interval on log times now, not a bootstrap.
+bootstrap_ratio = ratio_interval
 
 
 def efficiency(speedup: float, p: float) -> float:
@@ -103,16 +94,6 @@ def karp_flatt(speedup: float, p: float) -> float | None:
     if p <= 1:
         return None
     return (1.0 / speedup - 1.0 / p) / (1.0 - 1.0 / p)
-
-
-def speedup_ceiling(P: int, P0: int, cores: int) -> float:
-    """Best speedup the machine allows: min(P, cores)/min(P0, cores)."""
-    return min(P, cores) / min(P0, cores)
-
-
-def scaleup_ceiling(P: int, P0: int, cores: int) -> float:
-    """Best scaleup the machine allows: P/P0 times the work on min(P,cores)/min(P0,cores) CPUs."""
-    return (P / P0) / speedup_ceiling(P, P0, cores)
 
 
 def machine_cores(run: Run) -> int:
@@ -179,74 +160,130 @@ def cpu_utilisation(m: Measurement, cores: int) -> float | None:
     return median(vals) if vals else None
 
 
-def compute_points(
-    run: Run,
-    *,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = BOOTSTRAP_SEED,
-    wide_fraction: float = WIDE_FRACTION,
-) -> list[Point]:
-    """All points of a run, ordered by kind (F, G), query (run-file order) and P."""
-    cores = machine_cores(run)
-    groups: dict[tuple[str, str], list[Measurement]] = {}
-    for m in run.measurements:
+def engine_share(ms: Sequence[Measurement]) -> float | None:
+    """Median recorded engine share (Repetition.engine_share); None: not recorded."""
+    vals = [r.engine_share for m in ms for r in m.repetitions if r.engine_share is not None]
+    return median(vals) if vals else None
+
+
+def harness_dominated(share: float | None, overhead: float | None, t: float) -> bool | None:
+    """Engine share < 80% or median < 20x the harness overhead; None when neither recorded."""
+    if share is None and overhead is None:
+        return None
+    return bool(
+        (share is not None and share < HARNESS_SHARE)
+        or (overhead is not None and t < HARNESS_FACTOR * overhead)
+    )
+
+
+def as_runs(runs: Run | Sequence[Run]) -> list[Run]:
+    """One run or several runs of one configuration, as a non-empty list."""
+    out = [runs] if isinstance(runs, Run) else list(runs)
+    if not out:
+        raise ValueError("no runs given")
+    return out
+
+
+def pooled(ms: Sequence[Measurement]) -> Measurement:
+    """One measurement holding every run's timed repetitions (for the causes of bending)."""
+    reps = tuple(r for m in ms for r in m.repetitions)
+    return dataclasses.replace(ms[0], repetitions=reps)
+
+
+def series(runs: Sequence[Run]) -> dict[tuple[str, str], list[list[Measurement]]]:
+    """(kind, query) -> per P (ascending) the measurement of that table in every run.
+
+    Only (table, query) pairs timed in every run are kept, so ratios pair runs."""
+    first = runs[0]
+    groups: dict[tuple[str, str], list[list[Measurement]]] = {}
+    for m in first.measurements:
         # Without timed repetitions there is no time to report; kinds other than F and G
         # have no defined ratio.
-        if m.times and m.kind in ("F", "G"):
-            groups.setdefault((m.kind, m.query), []).append(m)
+        if not m.times or m.kind not in ("F", "G"):
+            continue
+        same = [r.measurement(m.table, m.query) for r in runs]
+        if any(x is None or not x.times for x in same):
+            continue
+        groups.setdefault((m.kind, m.query), []).append(same)  # type: ignore[arg-type]
 
     def order(key: tuple[str, str]) -> tuple[str, int, str]:
         kind, q = key
         return (kind, QUERIES.index(q) if q in QUERIES else len(QUERIES), q)
 
+    return {
+        k: sorted(groups[k], key=lambda ms: ms[0].partitions) for k in sorted(groups, key=order)
+    }
+
+
+def compute_points(runs: Run | Sequence[Run]) -> list[Point]:
+    """All points of one run or of several pooled runs of one configuration, ordered by
+    kind (F, G), query (run-file order) and P."""
+    runs = as_runs(runs)
+    run = runs[0]
+    cores = machine_cores(run)
     points: list[Point] = []
-    for kind, query in sorted(groups, key=order):
-        ms = sorted(groups[(kind, query)], key=lambda m: m.partitions)
-        base = ms[0]
-        for m in ms:
-            p = m.partitions / base.partitions
-            if kind == "F":
-                ratio = bootstrap_ratio(
-                    base.times, m.times, resamples=resamples, seed=seed, wide_fraction=wide_fraction
-                )
-                ideal = p
-                ceiling = speedup_ceiling(m.partitions, base.partitions, cores)
-                eff = efficiency(ratio.value, p)
-                of_ceiling = ratio.value / ceiling
-                kf = karp_flatt(ratio.value, p)
+    for (kind, query), per_p in series(runs).items():
+        base = per_p[0]
+        base_times = [m.times for m in base]
+        t0 = median([t for ts in base_times for t in ts])
+        for ms in per_p:
+            m = ms[0]
+            times = [x.times for x in ms]
+            flat = [t for ts in times for t in ts]
+            p = m.partitions / base[0].partitions
+            if m.partitions == base[0].partitions:
+                ratio = Ratio(1.0, None, None, False)  # 1 by definition: no interval
+            elif kind == "F":
+                ratio = stats.ratio_interval(base_times, times)
             else:
-                ratio = bootstrap_ratio(
-                    m.times, base.times, resamples=resamples, seed=seed, wide_fraction=wide_fraction
-                )
-                ideal = 1.0
-                ceiling = scaleup_ceiling(m.partitions, base.partitions, cores)
-                eff = ideal / ratio.value
-                of_ceiling = ceiling / ratio.value
-                kf = None
+                ratio = stats.ratio_interval(times, base_times)
+            tmed = median(flat)
+            if kind == "F":
+                ideal, eff, kf = p, efficiency(ratio.value, p), karp_flatt(ratio.value, p)
+            else:
+                ideal, eff, kf = 1.0, 1.0 / ratio.value, None
+            tint = stats.time_interval(times)
+            b, note = bnd.point_bound(run, ms)
+            bratio = of_bound = None
+            beats = False
+            if b is not None:
+                bratio = t0 / b.time_s if kind == "F" else b.time_s / t0
+                of_bound = b.time_s / tmed
+                beats = (tint.hi if tint.hi is not None else tmed) < b.time_s
+            share, over = engine_share(ms), bnd.recorded_overhead(ms)
+            pm, bm = pooled(ms), pooled(base)
             points.append(
                 Point(
                     query=query,
                     kind=kind,
                     table=m.table,
                     P=m.partitions,
-                    P0=base.partitions,
-                    reps=len(m.times),
-                    time_median=median(m.times),
-                    time_min=min(m.times),
-                    time_max=max(m.times),
+                    P0=base[0].partitions,
+                    runs=len(ms),
+                    reps=len(flat),
+                    time_median=tmed,
+                    time_min=min(flat),
+                    time_max=max(flat),
+                    time=tint,
                     ratio=ratio,
                     ideal=ideal,
-                    ceiling=ceiling,
-                    oversubscribed=m.partitions > cores,
+                    oversubscribed=bnd.threads(run, m.partitions) > cores,
                     efficiency=eff,
-                    of_ceiling=of_ceiling,
+                    bound=b,
+                    bound_note=note,
+                    bound_ratio=bratio,
+                    of_bound=of_bound,
+                    beats_bound=beats,
+                    engine_share=share,
+                    overhead_s=over,
+                    harness=harness_dominated(share, over, tmed),
                     karp_flatt=kf,
-                    startup=startup_delay(m),
-                    worker_startup=m.startup_s,
-                    skew=skew(m),
-                    interference=interference(m, base),
-                    cpu_util=cpu_utilisation(m, cores),
-                    verified=all(r.verified for r in m.repetitions),
+                    startup=startup_delay(pm),
+                    worker_startup=float(np.median([x.startup_s for x in ms])),
+                    skew=skew(pm),
+                    interference=interference(pm, bm),
+                    cpu_util=cpu_utilisation(pm, cores),
+                    verified=all(r.verified for r in pm.repetitions),
                 )
             )
     return points

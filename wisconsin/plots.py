@@ -17,8 +17,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from wisconsin import WisconsinError, tandem
-from wisconsin.metrics import Point, compute_points, machine_cores
-from wisconsin.report import load_runs
+from wisconsin.metrics import Point, as_runs, compute_points, machine_cores
+from wisconsin.report import group_runs, load_runs
 from wisconsin.runfile import QUERIES, Run
 
 FORMATS = ("png", "svg")
@@ -53,14 +53,27 @@ def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) ->
         xs = sorted(xs_all | {P0})
         ideal = [x / P0 if kind == "F" else 1.0 for x in xs]
         ax.plot(xs, ideal, color="black", linewidth=0.8, linestyle="--", label="ideal")
-        ax.plot(
-            [p.P for p in pts],
-            [p.ceiling for p in pts],
-            color="#c03030",
-            linewidth=1.2,
-            linestyle="-.",
-            label="hardware ceiling" if kind == "F" else "best possible on this machine",
-        )
+        bounded = [p for p in pts if p.bound_ratio is not None]
+        if bounded:
+            ax.plot(
+                [p.P for p in bounded],
+                [p.bound_ratio for p in bounded],
+                color="#c03030",
+                linewidth=1.2,
+                linestyle="-.",
+                label="measured bound (best possible here)",
+            )
+        else:
+            ax.text(
+                0.98,
+                0.02,
+                "bound not available: no calibration",
+                transform=ax.transAxes,
+                ha="right",
+                va="bottom",
+                fontsize=6,
+                color="#c03030",
+            )
         ys = [p.ratio.value for p in pts]
         # Points without an interval (one repetition) get a zero-length bar, not a fake one.
         lo = [
@@ -76,8 +89,19 @@ def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) ->
             marker="o",
             color="#1f5fbf",
             capsize=3,
-            label=f"this run (rel. P0={P0}, 95% CI)",
+            label=f"measured (rel. P0={P0}, 95% CI)",
         )
+        harness = [p for p in pts if p.harness]
+        if harness:
+            ax.scatter(
+                [p.P for p in harness],
+                [p.ratio.value for p in harness],
+                s=90,
+                marker="x",
+                color="#808080",
+                zorder=6,
+                label="harness-dominated (not headline)",
+            )
         over = [p for p in pts if p.oversubscribed]
         if over:
             ax.scatter(
@@ -102,12 +126,15 @@ def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) ->
         ax.legend(fontsize=7, loc="upper left")
 
 
-def _subtitle(run: Run) -> str:
+def _subtitle(runs: list[Run]) -> str:
+    run = runs[0]
     cfg = run.config
     where = f"cluster {cfg.cluster}" if cfg.cluster else run.environment.hostname
+    when = f"run {run.started_utc}" if len(runs) == 1 else f"{len(runs)} runs pooled"
+    cache = f", {cfg.cache}" if cfg.cache else ""
     return (
         f"{cfg.mode}, {where}, {machine_cores(run)} usable cores, DuckDB "
-        f"{run.environment.duckdb}, {cfg.repeat} reps, run {run.started_utc}"
+        f"{run.environment.duckdb}{cache}, {cfg.repeat} reps, {when}"
     )
 
 
@@ -127,19 +154,17 @@ def _save(fig: Figure, out_dir: Path, name: str) -> list[Path]:
     return written
 
 
-def plot_run(run: Run, out_dir: str | os.PathLike, stem: str = "run") -> list[Path]:
-    """Write per-query speedup/scaleup figures and an overview grid; return the paths."""
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WisconsinError(f"cannot create plot directory {out}: {exc}") from None
-    points = compute_points(run)
+def figures(runs: Run | Sequence[Run]) -> list[tuple[str, Figure]]:
+    """(name, figure) per query and kind, the overview grid, and a timeline per query."""
+    from wisconsin.timeline import timeline_figures
+
+    runs = as_runs(runs)
+    points = compute_points(runs)
     if not points:
         raise WisconsinError("run has no timed measurements to plot")
     queries = [q for q in QUERIES if any(p.query == q for p in points)]
     kinds = [k for k in ("F", "G") if any(p.kind == k for p in points)]
-    written: list[Path] = []
+    out: list[tuple[str, Figure]] = []
     with matplotlib.rc_context(_RC):
         for kind in kinds:
             for q in queries:
@@ -149,28 +174,48 @@ def plot_run(run: Run, out_dir: str | os.PathLike, stem: str = "run") -> list[Pa
                 fig = Figure(figsize=(5.5, 4.0))
                 ax = fig.add_subplot()
                 _draw(ax, kind, q, pts, legend=True)
-                fig.suptitle(_subtitle(run), fontsize=7)
+                fig.suptitle(_subtitle(runs), fontsize=7)
                 fig.tight_layout()
-                written += _save(fig, out, f"{stem}-{KIND_NAME[kind]}-{q}")
+                out.append((f"{KIND_NAME[kind]}-{q}", fig))
         fig = Figure(figsize=(3.2 * len(queries), 3.0 * len(kinds)))
         axes = fig.subplots(len(kinds), len(queries), squeeze=False)
         for i, kind in enumerate(kinds):
             for j, q in enumerate(queries):
                 pts = [p for p in points if p.kind == kind and p.query == q]
                 _draw(axes[i][j], kind, q, pts, legend=(j == 0))
-        fig.suptitle(_subtitle(run), fontsize=9)
+        fig.suptitle(_subtitle(runs), fontsize=9)
         fig.tight_layout()
-        written += _save(fig, out, f"{stem}-overview")
+        out.append(("overview", fig))
+        out += timeline_figures(runs)
+    return out
+
+
+def plot_run(
+    runs: Run | Sequence[Run], out_dir: str | os.PathLike, stem: str = "run"
+) -> list[Path]:
+    """Write per-query speedup/scaleup figures, an overview grid and per-query timelines."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WisconsinError(f"cannot create plot directory {out}: {exc}") from None
+    written: list[Path] = []
+    with matplotlib.rc_context(_RC):
+        for name, fig in figures(runs):
+            written += _save(fig, out, f"{stem}-{name}")
     return written
 
 
 def plot_files(
     paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike | None = None
 ) -> list[Path]:
-    """Plot each run file next to itself (or into out_dir), prefixed with the file's stem."""
+    """Plot run files next to the first of each configuration (or into out_dir), prefixed
+    with its file's stem; files of one configuration are pooled into one set of figures."""
     runs = load_runs(paths)
+    first = {id(r): Path(p) for p, r in zip(paths, runs, strict=True)}
     written: list[Path] = []
-    for path, run in zip(paths, runs, strict=True):
-        p = Path(path)
-        written += plot_run(run, Path(out_dir) if out_dir is not None else p.parent, p.stem)
+    for group in group_runs(runs):
+        p = first[id(group[0])]
+        stem = p.stem if len(group) == 1 else f"{p.stem}-pooled{len(group)}"
+        written += plot_run(group, Path(out_dir) if out_dir is not None else p.parent, stem)
     return written

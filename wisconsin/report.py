@@ -10,18 +10,32 @@ import csv
 import dataclasses
 import io
 import json
+import math
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
-from wisconsin import WisconsinError, tandem
-from wisconsin.metrics import Point, compute_points, machine_cores
+from wisconsin import WisconsinError, scalability, tandem
+from wisconsin.analysis_sections import (
+    MARK_BEATS,
+    bound_section,
+    card_section,
+    profile_section,
+)
+from wisconsin.document import (  # noqa: F401  (re-exported: compare and html use them)
+    Section,
+    Table,
+    fnum,
+    interval_text,
+    render_document,
+)
+from wisconsin.metrics import Point, as_runs, compute_points, machine_cores
 from wisconsin.runfile import QUERIES, Run, RunFileError, load
 
-FORMATS = ("text", "markdown", "csv", "json")
+FORMATS = ("text", "markdown", "csv", "json", "html")
 MARK_WIDE = "~"
 MARK_OVER = "*"
 MARK_UNVERIFIED = "?"
+MARK_HARNESS = "h"
 SCAN_NOTE = {
     "full-row": "full-row (every row of every column read, proven from DuckDB's profile)",
     "predicate-column": "predicate-column (every row of hundpct read; other columns not)",
@@ -45,34 +59,42 @@ def load_runs(paths: Iterable[str | os.PathLike]) -> list[Run]:
     return runs
 
 
-# ---------------------------------------------------------------- neutral document
+def configuration(run: Run) -> tuple:
+    """What must be equal for runs to be replicates: machine, mode, tables, protocol."""
+    cfg = run.config
+    return (
+        run.environment.hostname,
+        run.environment.cpu_model,
+        cfg.mode,
+        cfg.cluster,
+        cfg.scan_variant,
+        cfg.cache,
+        cfg.threads_per_worker,
+        cfg.seed,
+        tuple(sorted((t.name, t.rows, t.partitions, t.seed) for t in run.tables)),
+    )
 
 
-@dataclass
-class Table:
-    header: list[str]
-    rows: list[list[str]]
-
-
-@dataclass
-class Section:
-    title: str
-    items: list[str | Table | list[tuple[str, str]]] = field(default_factory=list)
-
-
-def fnum(x: float | None, digits: int = 2) -> str:
-    """A number for a table cell; '-' for missing data."""
-    return "-" if x is None else f"{x:.{digits}f}"
+def group_runs(runs: Sequence[Run]) -> list[list[Run]]:
+    """Runs of one configuration pooled together (first-seen order); others stay apart."""
+    groups: dict[tuple, list[Run]] = {}
+    for r in runs:
+        groups.setdefault(configuration(r), []).append(r)
+    return list(groups.values())
 
 
 def ratio_cell(p: Point) -> str:
-    """'1.93 [1.85-2.01]' plus markers for a wide CI, oversubscription, unverified answers."""
+    """'1.93 [1.85-2.01]' plus markers: wide CI, oversubscribed, unverified, beats its bound;
+    a harness-dominated point is shown in parentheses (not a headline ratio)."""
     r = p.ratio
-    s = fnum(r.value) if r.lo is None else f"{r.value:.2f} [{r.lo:.2f}-{r.hi:.2f}]"
+    s = interval_text(r.value, r.lo, r.hi)
+    if p.harness:
+        s = f"({s}){MARK_HARNESS}"
     marks = (
         (MARK_WIDE if r.wide else "")
         + (MARK_OVER if p.oversubscribed else "")
         + ("" if p.verified else MARK_UNVERIFIED)
+        + (MARK_BEATS if p.beats_bound else "")
     )
     return s + marks
 
@@ -85,7 +107,8 @@ def _plist(ps: Iterable[int]) -> str:
     return ",".join(str(p) for p in sorted(set(ps)))
 
 
-def _header(run: Run, cores: int) -> list[tuple[str, str]]:
+def _header(runs: list[Run], cores: int) -> list[tuple[str, str]]:
+    run = runs[0]
     env, cfg, topo = run.environment, run.config, run.topology
     hosts = "; ".join(
         f"{h.host} ({h.cores} cores, {_gib(h.memory_bytes)}"
@@ -116,7 +139,7 @@ def _header(run: Run, cores: int) -> list[tuple[str, str]]:
     gens = ",".join(sorted({t.generator_version for t in run.tables}))
     seeds = sorted({cfg.seed, *(t.seed for t in run.tables)})
     lines = [
-        ("Run", f"{run.started_utc} .. {run.finished_utc}"),
+        ("Run", "; ".join(f"{r.started_utc} .. {r.finished_utc}" for r in runs)),
         ("Mode", f"{cfg.mode}, {where}"),
         ("Hosts", hosts or "-"),
         ("Cores", core_src),
@@ -145,12 +168,43 @@ def _header(run: Run, cores: int) -> list[tuple[str, str]]:
             )
         ),
         ("Durability", cfg.durability),
+        ("Cache", _cache_text(runs)),
+        ("Order", _order_text(runs)),
     ]
+    if len(runs) > 1:
+        lines.insert(
+            1,
+            (
+                "Pooled",
+                f"{len(runs)} runs of one configuration as replicates (runs, then "
+                "repetitions): run-to-run variation widens every interval",
+            ),
+        )
+    for r in runs:
+        if r.status != "complete" or r.stop_reason:
+            lines.append(("Status", f"{r.started_utc}: {r.status}; {r.stop_reason or '-'}"))
     if topo.rtt_s is not None:
         lines.append(("Round trip", f"{topo.rtt_s * 1e3:.2f} ms coordinator <-> worker"))
-    for note in run.notes:
+    for note in dict.fromkeys(n for r in runs for n in r.notes):
         lines.append(("Note", note))
     return lines
+
+
+def _cache_text(runs: list[Run]) -> str:
+    states = {r.config.cache for r in runs}
+    if states == {""}:
+        return "not recorded (schema 1: data was resident in memory)"
+    return ", ".join(sorted(s or "not recorded" for s in states))
+
+
+def _order_text(runs: list[Run]) -> str:
+    cfg = runs[0].config
+    if cfg.interleaved:
+        n = max(len(r.rounds) for r in runs)
+        return f"interleaved: {n} rounds of every (table, query) in a seeded shuffled order"
+    if cfg.cache == "":
+        return "not recorded (schema 1: repetitions ran back to back)"
+    return "back to back per (table, query)"
 
 
 def _ratio_section(kind: str, points: list[Point]) -> Section | None:
@@ -173,19 +227,29 @@ def _ratio_section(kind: str, points: list[Point]) -> Section | None:
                 rows.append(
                     [f"  Tandem {system}", *[fnum(pub[c]) if c in pub else "-" for c in cols]]
                 )
-    # Ideal and ceiling depend on P0 only; with a per-query P0 they are in the csv/json.
+    # Ideal depends on P0 only; with a per-query P0 it is in the csv/json.
     if len({p.P0 for p in pts}) == 1:
         by_p = {p.P: p for p in pts}
         rows.append(["Ideal", *[fnum(by_p[c].ideal) if c in by_p else "-" for c in cols]])
-        bound = "Hardware ceiling" if kind == "F" else "Best possible (hw)"
-        rows.append([bound, *[fnum(by_p[c].ceiling) if c in by_p else "-" for c in cols]])
     p0s = _plist(p.P0 for p in pts)
     notes = [
-        f"Ours: P0 = {p0s} (the smallest partition count measured), 95% bootstrap CI in "
-        "brackets. Tandem rows: Table 2 as published, relative to P = 2.",
-        f"{MARK_WIDE} CI wider than 10% of the ratio; {MARK_OVER} P exceeds the usable cores "
-        f"(oversubscribed); {MARK_UNVERIFIED} an answer failed verification.",
+        f"Ours: P0 = {p0s} (the smallest partition count measured), 95% interval in brackets "
+        "(t-interval on log times; none at P0, where the ratio is 1 by definition). Tandem "
+        "rows: Table 2 as published, relative to P = 2. The measured bound per point is in "
+        "'Measured bound' below.",
+        f"{MARK_WIDE} interval wider than 10% of the ratio; {MARK_OVER} more DuckDB threads "
+        f"than usable cores (oversubscribed); {MARK_UNVERIFIED} an answer failed verification; "
+        f"{MARK_BEATS} faster than its measured bound beyond its interval (a measuring error).",
     ]
+    harness = [p for p in pts if p.harness]
+    if harness:
+        notes.append(
+            f"({MARK_HARNESS}): harness-dominated (engine share < 80% or median < 20x the "
+            "harness overhead): the ratio measures the harness more than the database and is "
+            "not a headline number: " + ", ".join(f"{p.query} P={p.P}" for p in harness) + "."
+        )
+    elif all(p.harness is None for p in pts):
+        notes.append("Engine share and harness overhead: not recorded (harness share unknown).")
     if any(p.P0 != 2 for p in pts):
         notes.append(
             "Our base differs from Tandem's (P = 2): compare shapes, or divide our ratio at P "
@@ -217,7 +281,7 @@ def _causes_section(points: list[Point]) -> Section:
         "Table",
         "P",
         "Efficiency",
-        "Of ceiling",
+        "Of bound",
         "Karp-Flatt",
         "Start delay s",
         "Open s",
@@ -231,7 +295,7 @@ def _causes_section(points: list[Point]) -> Section:
             p.table,
             str(p.P),
             fnum(p.efficiency),
-            fnum(p.of_ceiling),
+            fnum(p.of_bound),
             fnum(p.karp_flatt, 3),
             fnum(p.startup, 4),
             fnum(p.worker_startup, 3),
@@ -242,8 +306,8 @@ def _causes_section(points: list[Point]) -> Section:
         for p in points
     ]
     notes = [
-        "Efficiency: speedup / (P/P0), or 1 / scaleup; of ceiling: the same against the "
-        "hardware ceiling. Karp-Flatt: serial fraction "
+        "Efficiency: speedup / (P/P0), or 1 / scaleup; of bound: measured bound time / median "
+        "time (1 = as fast as this machine allows). Karp-Flatt: serial fraction "
         "(1/S - 1/p)/(1 - 1/p), p = P/P0, speedup only.",
         "Start delay: mean partition dispatch-to-start; open: opening fresh connections to the "
         "P partitions, outside the timed query (worker start-up is in the run's notes). "
@@ -255,114 +319,40 @@ def _causes_section(points: list[Point]) -> Section:
     return Section("Causes of bending (startup, skew, interference)", [Table(header, rows), *notes])
 
 
-def _footer(cores: int, points: list[Point], cluster: bool) -> Section:
-    what = "this cluster has" if cluster else "this machine has"
-    lines = []
-    for kind in ("F", "G"):
-        pts = [p for p in points if p.kind == kind]
-        over = sorted({p.P for p in pts if p.oversubscribed})
-        if not pts:
-            continue
-        P0 = min(p.P0 for p in pts)
-        if kind == "F":
-            if over:
-                lines.append(
-                    f"{what.capitalize()} {cores} usable cores: ideal speedup beyond "
-                    f"P={cores} is {min(cores, over[0]) / min(P0, cores):.2f} "
-                    f"(min(P, cores) / min(P0, cores) with P0={P0}); "
-                    f"P={_plist(over)} cannot speed up further, only show overhead."
-                )
-            else:
-                lines.append(
-                    f"{what.capitalize()} {cores} usable cores: every speedup point has a "
-                    "core per partition; the ceiling equals the ideal."
-                )
-        elif over:
-            ceil = {p.P: p.ceiling for p in pts if p.oversubscribed}
-            lines.append(
-                "With more partitions than cores the G tables' growing work shares the same "
-                "cores: the best scaleup is (P/P0) / ceiling = "
-                + ", ".join(f"{ceil[P]:.2f} at P={P}" for P in sorted(ceil))
-                + " rather than the ideal 1.00."
-            )
-    return Section("Hardware ceiling", lines)
+def build_document(runs: Run | Sequence[Run]) -> list[Section]:
+    """The sections of one report: header, ratios, times, causes, bound, profile, card.
 
-
-def build_document(run: Run) -> list[Section]:
-    """The sections of one run's report (header, ratios, times, causes, ceiling)."""
-    points = compute_points(run)
+    Several runs are pooled as replicates of one configuration."""
+    runs = as_runs(runs)
+    run = runs[0]
+    points = compute_points(runs)
     cores = machine_cores(run)
-    secs = [Section("Wisconsin speedup and scaleup report", [_header(run, cores)])]
+    secs = [Section("Wisconsin speedup and scaleup report", [_header(runs, cores)])]
     secs += [s for k in ("F", "G") if (s := _ratio_section(k, points)) is not None]
     if points:
         secs += [_times_section(run, points), _causes_section(points)]
-        secs.append(_footer(cores, points, run.config.cluster is not None))
+        secs += [bound_section(points), profile_section(run)]
+        secs.append(card_section(scalability.cards(points, runs)))
     else:
         secs.append(Section("No measurements", ["The run file holds no timed repetitions."]))
     return secs
 
 
-# ---------------------------------------------------------------- renderers
-
-
-def _text_table(t: Table) -> list[str]:
-    widths = [max(len(r[i]) for r in [t.header, *t.rows]) for i in range(len(t.header))]
-
-    def line(cells: Sequence[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
-        return "  ".join([first, *rest]).rstrip()
-
-    return [line(t.header), "  ".join("-" * w for w in widths), *[line(r) for r in t.rows]]
-
-
-def _render_text(doc: list[Section]) -> str:
-    out: list[str] = []
-    for sec in doc:
-        out += [sec.title, "=" * len(sec.title)]
-        for item in sec.items:
-            if isinstance(item, Table):
-                out += _text_table(item)
-            elif isinstance(item, list):
-                w = max(len(k) for k, _ in item)
-                out += [f"{k + ':':<{w + 1}} {v}" for k, v in item]
-            else:
-                out.append(item)
-        out.append("")
-    return "\n".join(out)
-
-
-def _md_escape(s: str) -> str:
-    return s.strip().replace("|", "\\|").replace("*", "\\*").replace("~", "\\~")
-
-
-def _render_markdown(doc: list[Section]) -> str:
-    out: list[str] = []
-    for i, sec in enumerate(doc):
-        out += [("# " if i == 0 else "## ") + sec.title, ""]
-        for item in sec.items:
-            if isinstance(item, Table):
-                out.append("| " + " | ".join(_md_escape(h) for h in item.header) + " |")
-                out.append("|" + "|".join([":---"] + ["---:"] * (len(item.header) - 1)) + "|")
-                out += ["| " + " | ".join(_md_escape(c) for c in r) + " |" for r in item.rows]
-            elif isinstance(item, list):
-                out += [f"- **{k}**: {_md_escape(v)}" for k, v in item]
-            else:
-                out.append(_md_escape(item))
-            out.append("")
-    return "\n".join(out)
-
-
-def render_document(doc: list[Section], fmt: str) -> str:
-    """Render sections as plain text or markdown (shared with compare)."""
-    return _render_text(doc) if fmt == "text" else _render_markdown(doc)
-
-
 def point_dict(p: Point) -> dict:
-    """A point as a flat JSON/CSV-friendly dict (ratio_lo/ratio_hi None without a CI)."""
+    """A point as a flat JSON/CSV-friendly dict (None where not measured or not recorded)."""
     d = dataclasses.asdict(p)
-    r = d.pop("ratio")
+    r, t, b = d.pop("ratio"), d.pop("time"), d.pop("bound")
     d.update(ratio=r["value"], ratio_lo=r["lo"], ratio_hi=r["hi"], wide=r["wide"])
+    d.update(time_lo=t["lo"], time_hi=t["hi"], headline=p.headline)
+    b = b or {}
+    d.update(
+        bound_s=b.get("time_s"),
+        bound_overhead_s=b.get("overhead_s"),
+        bound_compute_s=b.get("compute_s"),
+        bound_bytes_s=b.get("bytes_s"),
+        binding=b.get("resource"),
+        bound_notes="; ".join(b.get("notes", ())),
+    )
     return d
 
 
@@ -376,36 +366,63 @@ def _run_meta(run: Run) -> dict:
         "duckdb": run.environment.duckdb,
         "seed": run.config.seed,
         "scan_variant": run.config.scan_variant,
+        "cache": run.config.cache or None,
         "repeat": run.config.repeat,
         "warmup": run.config.warmup,
         "durability": run.config.durability,
+        "calibration": dataclasses.asdict(run.calibration) if run.calibration else None,
         "tables": [dataclasses.asdict(t) for t in run.tables],
     }
 
 
 def render_report(runs: list[Run], fmt: str = "text") -> str:
-    """Render one block per run in fmt (text, markdown, csv or json)."""
+    """Render runs in fmt; runs of one configuration are pooled into one block."""
     if fmt not in FORMATS:
         raise WisconsinError(f"unknown report format {fmt!r} (choose {', '.join(FORMATS)})")
+    groups = group_runs(runs)
+    if fmt == "html":
+        from wisconsin.html import render_html
+
+        return render_html(groups)
     if fmt == "json":
-        body = [
-            {"run": _run_meta(r), "points": [point_dict(p) for p in compute_points(r)]}
-            for r in runs
-        ]
-        return json.dumps({"runs": body}, indent=1) + "\n"
+        body = []
+        for g in groups:
+            pts = compute_points(g)
+            body.append(
+                {
+                    "run": _run_meta(g[0]),
+                    "pooled": [r.started_utc for r in g],
+                    "points": [point_dict(p) for p in pts],
+                    "cards": [dataclasses.asdict(c) for c in scalability.cards(pts, g)],
+                }
+            )
+        return json.dumps(_finite({"runs": body}), indent=1, allow_nan=False) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         writer = None
-        for i, r in enumerate(runs):
-            for p in compute_points(r):
-                row = {"run": i, "started_utc": r.started_utc, **point_dict(p)}
+        for i, g in enumerate(groups):
+            for p in compute_points(g):
+                started = ";".join(r.started_utc for r in g)
+                row = {"run": i, "started_utc": started, **point_dict(p)}
                 if writer is None:
                     writer = csv.DictWriter(buf, fieldnames=list(row), lineterminator="\n")
                     writer.writeheader()
                 writer.writerow(row)
         return buf.getvalue()
     sep = "\n" + ("-" * 78 if fmt == "text" else "---") + "\n\n"
-    return sep.join(render_document(build_document(r), fmt) for r in runs)
+    return sep.join(render_document(build_document(g), fmt) for g in groups)
+
+
+def _finite(x):
+    """Strict JSON: a non-finite number (USL peak N* without a coherency term: no peak) is
+    written as null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    return x
 
 
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:

@@ -1,0 +1,97 @@
+"""The interval method is chosen by simulated coverage (issue 9: >= 93% at 5 repetitions)."""
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from wisconsin import stats
+
+TRUE_RATIO = 2.0
+
+
+def _samples(rng, sims, n, sigma):
+    return (
+        10.0 * rng.lognormal(0, sigma, (sims, n)),
+        5.0 * rng.lognormal(0, sigma, (sims, n)),
+    )
+
+
+@pytest.mark.parametrize("n", [3, 5, 10])
+@pytest.mark.parametrize("sigma", [0.02, 0.3])
+def test_log_t_interval_covers_95_percent(n, sigma):
+    # Vectorised: 4000 simulated (num, den) pairs in one call of the function the report uses.
+    rng = np.random.default_rng(n * 100 + int(sigma * 100))
+    a, b = _samples(rng, 4000, n, sigma)
+    centre, half = stats.log_t_ratio(a, b)
+    covered = np.abs(centre - np.log(TRUE_RATIO)) <= half
+    assert covered.mean() >= 0.93, covered.mean()
+
+
+def test_bca_on_median_ratio_undercovers_at_three_reps():
+    # The measured reason the report does not use scipy.stats.bootstrap(BCa): on the ratio
+    # of medians it covers about 90% at 3 repetitions (0.96 at 5), where the t-interval on
+    # log times covers >= 95% at 3, 5 and 10.
+    rng = np.random.default_rng(7)
+    a, b = _samples(rng, 1000, 3, 0.1)
+
+    def ratio(x, y, axis=-1):
+        return np.median(x, axis=axis) / np.median(y, axis=axis)
+
+    res = sps.bootstrap(
+        (a, b), ratio, method="BCa", n_resamples=999, axis=-1, vectorized=True, rng=0
+    )
+    lo, hi = res.confidence_interval
+    cov = np.nanmean((lo <= TRUE_RATIO) & (hi >= TRUE_RATIO))
+    assert cov < 0.93, cov
+
+
+def test_ratio_interval_exact_cases_and_wide():
+    same = stats.ratio_interval([[10.0, 10.0, 10.0]], [[5.0, 5.0, 5.0]])
+    assert same.value == 2.0 and same.lo == pytest.approx(2.0) and not same.wide
+    single = stats.ratio_interval([[2.0]], [[1.0]])
+    assert (single.value, single.lo, single.hi, single.wide) == (2.0, None, None, False)
+    noisy = stats.ratio_interval([[1.0, 2.0, 3.0]], [[1.0, 1.5, 0.7]])
+    assert noisy.wide and noisy.lo <= noisy.value <= noisy.hi
+    assert noisy == stats.ratio_interval([[1.0, 2.0, 3.0]], [[1.0, 1.5, 0.7]])  # no resampling
+    with pytest.raises(ValueError):
+        stats.ratio_interval([[1.0]], [])
+
+
+def test_pooling_runs_widens_when_runs_disagree():
+    # The issue's example: two clx runs minutes apart, F4 scan speedups 1.26 vs 0.63.
+    a_num, a_den = [1.26, 1.30, 1.22, 1.25, 1.28], [1.0, 1.02, 0.99, 1.01, 1.0]
+    b_num, b_den = [0.63, 0.60, 0.66, 0.62, 0.64], [1.0, 1.01, 0.99, 1.0, 1.02]
+    ra = stats.ratio_interval([a_num], [a_den])
+    rb = stats.ratio_interval([b_num], [b_den])
+    pooled = stats.ratio_interval([a_num, b_num], [a_den, b_den])
+    assert ra.lo > rb.hi  # disjoint alone
+    for r in (ra, rb):
+        assert pooled.lo <= r.lo and pooled.hi >= r.hi
+        assert pooled.hi - pooled.lo >= r.hi - r.lo
+
+
+def test_pooling_never_narrower_than_either_run():
+    # Even two runs that agree: pooling must not hide either run's own uncertainty.
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        num = [list(rng.lognormal(0, 0.05, 5)) for _ in range(2)]
+        den = [list(rng.lognormal(0, 0.05, 5)) for _ in range(2)]
+        pooled = stats.ratio_interval(num, den)
+        for i in range(2):
+            one = stats.ratio_interval([num[i]], [den[i]])
+            assert pooled.lo <= one.lo + 1e-12 and pooled.hi >= one.hi - 1e-12
+
+
+def test_time_interval():
+    t = stats.time_interval([[1.0, 1.1, 0.9, 1.0, 1.05]])
+    assert t.value == 1.0 and t.lo < 1.0 < t.hi
+    assert stats.time_interval([[1.0]]).lo is None
+
+
+def test_permutation_p_scipy():
+    # 3 vs 3 fully separated: the observed split is one of 2 extremes out of C(6,3) = 20
+    assert stats.permutation_p([1.0, 1.1, 1.2], [2.0, 2.1, 2.2]) == pytest.approx(0.1)
+    assert stats.permutation_p([1.0, 2.0], [1.0, 2.0]) == 1.0
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(1.0, 0.1, 30), rng.normal(1.5, 0.1, 30)  # sampled, not exact
+    assert stats.permutation_p(a, b) < 0.001
