@@ -62,6 +62,7 @@ def timed_update(
 
 class Engine(Protocol):
     mode: str
+    table_dir: str  # the open table's directory (its _txlog holds update/undo intents)
 
     def start(self, partitions: int, placement: Mapping[int, str] | None = None) -> float:
         """Start P workers (or check a cluster has them); return the start-up seconds."""

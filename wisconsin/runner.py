@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from wisconsin import WisconsinError, environment, runfile, store
+from wisconsin import WisconsinError, commit, environment, runfile, store
 from wisconsin.engine import Engine, EngineConfig, StepResult
 from wisconsin.expect import TableExpect, expected_answers
 from wisconsin.queries import DEFAULT_SCAN_VARIANT, QUERIES, SCAN_VARIANTS, UPDATE_DELTA
@@ -253,11 +253,14 @@ def measure(
             for p, s in engine.statements(query, m, opts.scan_variant).items()
         }
         if query == "update":
-            step = engine.update(f"u{uuid.uuid4().hex[:16]}", stmts)
-            rows = verify_update_counts(m, exp, step)
-            verify_update_state(engine, m, exp, applied=True)
+            tx_update, tx_undo = (f"u{uuid.uuid4().hex[:16]}" for _ in range(2))
             undo = engine.statements(query, m, opts.scan_variant, delta=-UPDATE_DELTA)
-            engine.update(f"u{uuid.uuid4().hex[:16]}", undo)
+            # One recoverable unit: a crash anywhere in it leaves the generated table.
+            with commit.update_pair(engine.table_dir, tx_update, tx_undo, undo):
+                step = engine.update(tx_update, stmts)
+                rows = verify_update_counts(m, exp, step)
+                verify_update_state(engine, m, exp, applied=True)
+                engine.update(tx_undo, undo)
             verify_update_state(engine, m, exp, applied=False)
         else:
             step = engine.execute(stmts)

@@ -24,7 +24,7 @@ from wisconsin.engine import EngineConfig, StepResult, timed_update
 from wisconsin.partition import PartitionSession
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
-from wisconsin.store import Manifest, partition_path
+from wisconsin.store import Manifest, StoreError, partition_path
 
 WHOLE = -1  # the unit key of a statement over all partitions
 
@@ -58,7 +58,11 @@ class SharedMemoryEngine:
             config={"threads": self.partitions, "memory_limit": self.config.memory_limit},
         )
         for p in manifest.parts:
-            self.con.execute(f"ATTACH '{partition_path(table_dir, p)}' AS p{p.index}")
+            path = partition_path(table_dir, p)
+            # ATTACH creates a missing file: never let a run make an empty partition.
+            if not path.is_file():
+                raise StoreError(f"{manifest.name} partition {p.index}: {path} is missing")
+            self.con.execute(f"ATTACH '{path}' AS p{p.index}")
         self.result_file = Path(table_dir) / "shared-memory-results.duckdb"
         for stale in (self.result_file, Path(str(self.result_file) + ".wal")):
             stale.unlink(missing_ok=True)
@@ -72,7 +76,7 @@ class SharedMemoryEngine:
             cur.execute("CREATE TABLE IF NOT EXISTS wisconsin_txn (txid VARCHAR PRIMARY KEY)")
             self.parts[p.index] = PartitionSession(cur, label=f"p{p.index}")
         self.whole = PartitionSession(self.con.cursor(), label="all")
-        commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.parts)))
+        commit.recover_table(table_dir, self._transport(), manifest)
         for s in self.parts.values():
             s.prune_markers()
         return time.perf_counter() - t0
@@ -166,7 +170,13 @@ class SharedMemoryEngine:
         def redo(part, txid, stmt):
             self.parts[part].redo(txid, stmt)
 
-        return commit.Transport(prepare_all, commit_all, abort_all, redo)
+        def markers(part):
+            return {r[0] for r in self.parts[part].query("SELECT txid FROM wisconsin_txn")}
+
+        def digest(part, table):
+            return self.parts[part].digest(table)
+
+        return commit.Transport(prepare_all, commit_all, abort_all, redo, markers, digest)
 
     def update(self, txid: str, statements: Mapping[int, Statement]) -> StepResult:
         return timed_update(self.table_dir, self._transport(), txid, statements)

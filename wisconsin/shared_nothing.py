@@ -178,7 +178,7 @@ class SharedNothingEngine:
         # The processes this table's sessions live in: a restart after this point loses them.
         self._known = worker_addresses(self.client)
         self._map(worker.task_open, lambda p: (self.paths[p],))
-        commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.paths)))
+        commit.recover_table(table_dir, self._transport(), manifest)
         self._map(worker.task_prune_markers, lambda p: (self.paths[p],))
         return time.perf_counter() - t0
 
@@ -278,7 +278,17 @@ class SharedNothingEngine:
         def redo(part, txid, stmt):
             self._map(worker.task_redo, lambda p: (self.paths[p], txid, stmt), parts=[part])
 
-        return commit.Transport(prepare_all, commit_all, abort_all, redo)
+        def markers(part):
+            sql = "SELECT txid FROM wisconsin_txn"
+            rows = self._map(worker.task_query, lambda p: (self.paths[p], sql), parts=[part])
+            return {r[0] for r in rows[part]}
+
+        def digest(part, table):
+            return self._map(worker.task_digest, lambda p: (self.paths[p], table), parts=[part])[
+                part
+            ]
+
+        return commit.Transport(prepare_all, commit_all, abort_all, redo, markers, digest)
 
     def update(self, txid: str, statements: Mapping[int, Statement]) -> StepResult:
         return timed_update(self.table_dir, self._transport(), txid, statements)
