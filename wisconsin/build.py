@@ -213,3 +213,94 @@ def _drain(q) -> int:
         except queue.Empty:
             return rows
         rows += n
+
+
+# --------------------------------------------------------------------------- repair
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    manifest: Manifest
+    damaged: dict[int, list[str]]  # partition -> what was wrong with it (before repair)
+    seconds: float
+
+
+def plan_repair(table_dir: str | os.PathLike, m: Manifest) -> dict[int, list[str]]:
+    """The partitions to rebuild: every local one that fails the deep check (file,
+    blocks, sample rows, drift, and the full digest of both tables)."""
+    found = store.check_partitions(table_dir, m, deep=True)
+    return {i: problems for i, problems in sorted(found.items()) if problems}
+
+
+def repair_table(
+    table_dir: str | os.PathLike, jobs: int | None = None, progress: Progress | None = None
+) -> RepairResult:
+    """Rebuild exactly the damaged partitions of a table from the generator, then check
+    them again; an interrupted update's records are dropped once every partition is
+    back to its generated content."""
+    t0 = time.perf_counter()
+    tdir = Path(table_dir)
+    m = store.read_manifest(tdir)
+    remote = [p.index for p in m.parts if p.worker]
+    if remote:
+        raise StoreError(
+            f"{m.name}: partitions {', '.join(map(str, remote))} live on cluster workers; "
+            "repair rebuilds local partitions only (regenerate the table on the cluster)"
+        )
+    damaged = plan_repair(tdir, m)
+    todo = sorted(damaged)
+    rows_total = sum(m.parts[i].rows for i in todo)
+    label = f"repair {m.name}"
+    if progress:
+        progress(label, 0, rows_total)
+    if todo:
+        prepare_table_dir(tdir)
+        _build_parts(tdir, m, todo, jobs or default_jobs(), progress, label, rows_total)
+    after = store.check_partitions(tdir, m, deep=True)
+    still = {i: ps for i, ps in after.items() if ps}
+    if still:
+        first = min(still)
+        raise StoreError(f"{m.name}: repair did not restore it: {still[first][0]}")
+    # Every partition now holds its generated rows: no pending record may touch them again.
+    from wisconsin.commit import DecisionLog
+
+    DecisionLog(tdir).clear()
+    if progress:
+        progress(label, rows_total, rows_total)
+    return RepairResult(manifest=m, damaged=damaged, seconds=time.perf_counter() - t0)
+
+
+def _build_parts(tdir: Path, m: Manifest, todo, jobs, progress, label, rows_total) -> None:
+    """Rebuild partitions `todo` of m in a spawned pool; each must reproduce its digest."""
+    for i in todo:  # a damaged file is replaced by the rename; a stale marker goes first
+        (tdir / f"part-{i:03d}.json").unlink(missing_ok=True)
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue()
+    mem = memory_per_job(jobs)
+    pool = ProcessPoolExecutor(
+        max_workers=min(jobs, len(todo)), mp_context=ctx, initializer=_init_builder, initargs=(q,)
+    )
+    rows_done = 0
+    try:
+        pending = {
+            pool.submit(_build_task, str(tdir), m.rows, m.seed, i, m.partitions, mem, i)
+            for i in todo
+        }
+        while pending:
+            finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            rows_done += _drain(q)
+            for fut in finished:
+                key, info = fut.result()
+                if info["checksum"] != m.parts[key].checksum:
+                    raise StoreError(
+                        f"{m.name} partition {key}: rebuilt with digest {info['checksum']}, "
+                        f"but the manifest says {m.parts[key].checksum} (another generator?)"
+                    )
+            if progress:
+                progress(label, rows_done, rows_total)
+    except BaseException:
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()

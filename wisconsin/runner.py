@@ -336,6 +336,8 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
 
     if progress:
         progress(label, 0, total)
+    for name, m in manifests.items():  # before anything is timed (docs/storage.md)
+        store.check_table(Path(opts.data_dir) / name, m)
     expectations = {name: expected_answers(m) for name, m in manifests.items()}
     engine = make_engine(opts.mode, opts.engine)
     measurements, topology, notes = [], None, []
