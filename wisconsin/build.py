@@ -8,9 +8,11 @@ rebuilds only the partitions that are missing.
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import queue
+import shutil
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -163,11 +165,15 @@ def build_tables(
             initializer=_init_builder,
             initargs=(q,),
         )
+        futures = {}
         try:
-            pending = {
-                pool.submit(_build_task, str(data / s.name), s.n, s.seed, p, s.partitions, mem, i)
+            futures = {
+                pool.submit(
+                    _build_task, str(data / s.name), s.n, s.seed, p, s.partitions, mem, i
+                ): i
                 for i, (s, p) in enumerate(todo)
             }
+            pending = set(futures)
             while pending:
                 finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
                 rows_done += _drain(q)
@@ -177,12 +183,18 @@ def build_tables(
                     done_parts[spec.name].append(PartitionInfo(**info))
                 if progress:
                     progress(label, rows_done, rows_total)
-        except BaseException:
-            # ^C or a failed partition: stop every builder now. Their unfinished files keep
-            # a .tmp name, which the next build removes; finished partitions are kept.
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                proc.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
+        except BaseException as exc:
+            # ^C or a failed partition: stop every builder now and remove their unfinished
+            # files; finished partitions are kept for the next build to reuse.
+            _stop_pool(pool)
+            _remove_temp_files({data / s.name for s, _ in todo})
+            failed = next(
+                (futures[f] for f in futures if f.done() and not f.cancelled() and f.exception()),
+                None,
+            )
+            if isinstance(exc, Exception) and not isinstance(exc, StoreError):
+                where = todo[failed] if failed is not None else None
+                raise StoreError(_build_failure(exc, data, where)) from None
             raise
         pool.shutdown()
         rows_done += _drain(q)
@@ -191,7 +203,10 @@ def build_tables(
         if spec.name in manifests:
             continue
         m = store.make_manifest(spec, done_parts[spec.name])
-        store.write_manifest(data / spec.name, m)
+        try:
+            store.write_manifest(data / spec.name, m)
+        except OSError as exc:
+            raise StoreError(_build_failure(exc, data, (spec, None))) from None
         manifests[spec.name] = m
     if progress:
         progress(label, rows_total, rows_total)
@@ -202,6 +217,45 @@ def build_tables(
         reused_tables=tuple(reused_tables),
         rows_built=rows_total,
         seconds=time.perf_counter() - t0,
+    )
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Terminate every builder and wait for it to exit (so its files can be removed)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(timeout=30)
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _remove_temp_files(table_dirs) -> None:
+    """Remove half-written partitions (*.tmp, their WAL, DuckDB's spill directory) and
+    temporary JSON files: a failed build leaves only complete partitions behind."""
+    for tdir in table_dirs:
+        for stale in Path(tdir).glob("*.tmp*"):
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
+
+
+def _build_failure(exc: BaseException, data: Path, where, verb: str = "generate") -> str:
+    """One line for a failed build: what, where, and that nothing half-written is left."""
+    detail = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+    what = ""
+    if where is not None:
+        spec, part = where
+        what = f"{spec.name}" + (f" partition {part}" if part is not None else " manifest")
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "No space left" in str(exc):
+        head = f"no space left on the device holding {data}"
+    else:
+        head = f"building {what or 'a partition'} failed"
+        what = ""
+    return (
+        f"{verb} stopped: {head}{f' while writing {what}' if what else ''} ({detail}); "
+        "finished partitions are kept, half-written files were removed"
     )
 
 
@@ -298,9 +352,10 @@ def _build_parts(tdir: Path, m: Manifest, todo, jobs, progress, label, rows_tota
                     )
             if progress:
                 progress(label, rows_done, rows_total)
-    except BaseException:
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            proc.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+    except BaseException as exc:
+        _stop_pool(pool)
+        _remove_temp_files([tdir])
+        if isinstance(exc, Exception) and not isinstance(exc, StoreError):
+            raise StoreError(_build_failure(exc, tdir, None, verb="repair")) from None
         raise
     pool.shutdown()

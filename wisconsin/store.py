@@ -176,12 +176,16 @@ def _fsync_dir(path: Path) -> None:
 def write_json_atomic(path: Path, data: dict) -> None:
     """Write JSON to a temporary name, fsync, rename: a reader never sees half a file."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=1)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(data, fh, indent=1)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # e.g. a full disk: leave nothing half-written behind
+        raise
     _fsync_dir(path.parent)
 
 
