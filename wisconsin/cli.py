@@ -23,6 +23,13 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except WisconsinError as exc:
             raise click.ClickException(str(exc)) from None
+        except Exception as exc:
+            duckdb = sys.modules.get("duckdb")
+            if duckdb is not None and isinstance(exc, duckdb.Error):
+                # e.g. a damaged block the check before timing does not read (docs/storage.md)
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise click.ClickException(f"DuckDB: {first}") from None
+            raise
         except KeyboardInterrupt:
             what = {
                 "generate": "finished partitions are kept and the next generate resumes",

@@ -22,6 +22,7 @@ from distributed import Client, Nanny, Scheduler, SpecCluster
 from wisconsin import WisconsinError, commit, queries, worker
 from wisconsin.cluster import connect, wait_pinned, worker_addresses
 from wisconsin.engine import EngineConfig, StepResult, timed_update
+from wisconsin.logs import DaskLogs
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
 from wisconsin.store import Manifest, partition_path
@@ -75,11 +76,13 @@ class SharedNothingEngine:
         self.paths: dict[int, str] = {}
         self.table_dir = ""
         self._known: dict[str, str] | None = None
+        self.logs = DaskLogs()  # Dask's log lines go here, not to the terminal
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self, partitions: int, placement: Mapping[int, str] | None = None) -> float:
         t0 = time.perf_counter()
+        self.logs.start()
         self.placement = dict(placement or {p: worker_name(p) for p in range(partitions)})
         if self.config.cluster:
             if self.client is None:
@@ -148,7 +151,7 @@ class SharedNothingEngine:
                 parts = sorted(p for p, w in self.placement.items() if w in missing)
                 raise WorkerUnavailable(
                     f"workers {', '.join(sorted(missing))} are not connected to the scheduler; "
-                    f"partitions {', '.join(map(str, parts))} are unreachable"
+                    f"partitions {', '.join(map(str, parts))} are unreachable; " + self.logs.where()
                 )
             time.sleep(0.1)
 
@@ -166,6 +169,7 @@ class SharedNothingEngine:
                 self.cluster = None
         finally:
             quiet.setLevel(level)
+            self.logs.stop()
 
     def open_table(self, manifest: Manifest, table_dir: str) -> float:
         t0 = time.perf_counter()
@@ -214,7 +218,8 @@ class SharedNothingEngine:
                 f"partition {p} on {self.placement[p]}: {type(e).__name__}: {e}"
                 for p, e in sorted(failed.items())
             )
-            raise commit.PartitionFailure(detail, tuple(sorted(failed)))
+            detail = " ".join(detail.split())  # one line, however the worker worded it
+            raise commit.PartitionFailure(f"{detail}; {self.logs.where()}", tuple(sorted(failed)))
         return out
 
     def _fault_for(self, p: int, phase: str):

@@ -29,6 +29,9 @@ def dask_setup(worker) -> None:
 
     with contextlib.suppress(ValueError):  # not the main thread: leave the defaults
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from wisconsin.logs import redirect_worker_output
+
+    redirect_worker_output()  # Dask's log lines to the run's log file, not the terminal
 
 
 class PartitionSessions(WorkerPlugin):
