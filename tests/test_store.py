@@ -4,6 +4,7 @@ import pytest
 import generator
 from wisconsin import store
 from wisconsin.store import ContentDigest, StoreError, TableSpec
+from wisconsin.testing.damage import corrupt_blocks
 
 
 def _digest(batches):
@@ -89,27 +90,6 @@ def f2(tmp_path):
     return tmp_path / "F2"
 
 
-def _corrupt_blocks_of(path, table, nbytes=8192, seed=0):
-    """Overwrite nbytes of random bytes inside one of table's data blocks (raw file I/O)."""
-    import duckdb
-    import numpy as np
-
-    con = duckdb.connect(str(path), read_only=True)
-    block_size = con.execute("SELECT block_size FROM pragma_database_size()").fetchall()[0][0]
-    blocks = sorted(
-        r[0]
-        for r in con.execute(
-            f"SELECT DISTINCT block_id FROM pragma_storage_info('{table}') WHERE block_id >= 0"
-        ).fetchall()
-    )
-    con.close()
-    block = blocks[len(blocks) // 2]
-    offset = 3 * 4096 + block * block_size + 8 + 1024
-    with open(path, "r+b") as fh:
-        fh.seek(offset)
-        fh.write(np.random.default_rng(seed).bytes(nbytes))
-
-
 def _run(data, mode, *extra):
     return _cli(
         "run", "--data", data, "--mode", mode, "--tables", "F", "--repeat", "1",
@@ -119,7 +99,7 @@ def _run(data, mode, *extra):
 
 @pytest.mark.parametrize("table", ["wisconsin", "wisconsin_copy"])
 def test_corrupt_table_is_caught_before_timing_and_repaired(f2, table):
-    _corrupt_blocks_of(f2 / "part-001.duckdb", table)
+    corrupt_blocks(f2 / "part-001.duckdb", table)
     result = _run(f2.parent, "shared-memory")
     _one_line_error(result, "F2: partition 1:", table, "corrupt", "nothing was timed", "repair")
     assert not (f2.parent / "runs").exists()
@@ -178,3 +158,34 @@ def test_deep_check_sees_a_modified_copy_that_the_cheap_check_cannot(f2):
     assert store.verify_table(f2)[1] == []
     _m, problems = store.verify_table(f2, deep=True)
     assert problems == ["partition 0: wisconsin_copy content differs from the manifest"]
+
+
+def test_a_pending_update_is_left_to_recovery_not_called_damage(f2):
+    from wisconsin import commit
+    from wisconsin.engine import EngineConfig
+    from wisconsin.runner import make_engine
+
+    m = store.read_manifest(f2)
+    engine = make_engine("shared-memory", EngineConfig(timeout_s=60))
+    engine.start(2)
+    engine.open_table(m, str(f2))
+    undo = engine.statements("update", m, "full-row", delta=-117)
+    try:
+        with pytest.raises(RuntimeError), commit.update_pair(f2, "ux", "uy", undo):
+            engine.update("ux", engine.statements("update", m, "full-row"))
+            raise RuntimeError("the coordinator dies here")
+    finally:
+        engine.stop()
+    assert store.verify_table(f2)[1] == []  # +117 is applied, but recovery owns it
+    assert _run(f2.parent, "shared-memory").exit_code == 0
+    assert store.verify_table(f2, deep=True)[1] == []
+
+
+def test_a_duckdb_error_past_the_checks_is_one_line(f2, monkeypatch):
+    import duckdb
+
+    def broken(*args, **kwargs):
+        raise duckdb.IOException("Corrupt database file: block 12\nsecond line")
+
+    monkeypatch.setattr(store, "check_table", broken)
+    _one_line_error(_run(f2.parent, "shared-memory"), "DuckDB: ", "Corrupt database file")

@@ -9,6 +9,7 @@ running scheduler whose workers own the partitions named in the table's manifest
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 import dask
 from distributed import Client, Nanny, Scheduler, SpecCluster
 
-from wisconsin import WisconsinError, commit, queries, worker
+from wisconsin import WisconsinError, commit, queries, store, worker
 from wisconsin.cluster import connect, wait_pinned, worker_addresses
 from wisconsin.engine import EngineConfig, StepResult, timed_update
 from wisconsin.logs import DaskLogs
@@ -181,10 +182,39 @@ class SharedNothingEngine:
         self._wait_for_workers()
         # The processes this table's sessions live in: a restart after this point loses them.
         self._known = worker_addresses(self.client)
+        self._check_remote(manifest, table_dir)
         self._map(worker.task_open, lambda p: (self.paths[p],))
         commit.recover_table(table_dir, self._transport(), manifest)
         self._map(worker.task_prune_markers, lambda p: (self.paths[p],))
         return time.perf_counter() - t0
+
+    def _check_remote(self, manifest: Manifest, table_dir: str) -> None:
+        """The check before timing (store.check_partition) of partitions on cluster
+        workers' disks, run by their owners; local files were checked by the runner."""
+        remote = [p.index for p in manifest.parts if p.worker]
+        if not remote:
+            return
+        pending = not commit.DecisionLog(table_dir).is_empty()  # recovery settles drift
+        self._map(worker.task_close, lambda p: (self.paths[p],), parts=remote)
+        found = self._map(
+            store.check_partition,
+            lambda p: (
+                self.paths[p],
+                dataclasses.asdict(manifest.parts[p]),
+                manifest.rows,
+                manifest.seed,
+                (manifest.table, manifest.copy_table),
+                not pending,
+            ),
+            parts=remote,
+        )
+        bad = {p: problems for p, problems in found.items() if problems}
+        if bad:
+            first = min(bad)
+            raise store.StoreError(
+                f"{manifest.name}: {bad[first][0]} (on {self.placement[first]}); nothing of "
+                "this table was timed. Regenerate it on the cluster"
+            )
 
     def close_table(self) -> None:
         if self.client is not None and self.paths:
