@@ -303,6 +303,11 @@ def test_remote_partition_damage_is_caught_before_timing(netns_cluster_factory, 
     )  # fmt: skip
     assert "partition 1: wisconsin_copy is corrupt" in line and "(on part1)" in line, line
     assert not out.exists()
+    # repaired on its owner, exactly that partition; then the run verifies every answer
+    fixed = _ok("repair", data / "F2", "--cluster", cluster.scheduler_address, "--quiet")
+    assert "rebuilt partition 1:" in fixed.output and "partition 0" not in fixed.output
+    _ok("run", "--data", data, "--cluster", cluster.scheduler_address, "--tables", "F",
+        "--queries", "average,update", "--repeat", 1, "--warmup", 0, "--out", out, "--quiet")  # fmt: skip
 
 
 def test_worker_crash_during_undo_leaves_the_generated_table(netns_cluster_factory, tmp_path):

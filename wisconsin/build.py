@@ -287,30 +287,42 @@ def plan_repair(table_dir: str | os.PathLike, m: Manifest) -> dict[int, list[str
 
 
 def repair_table(
-    table_dir: str | os.PathLike, jobs: int | None = None, progress: Progress | None = None
+    table_dir: str | os.PathLike,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    client=None,
+    timeout: float = 3600.0,
 ) -> RepairResult:
     """Rebuild exactly the damaged partitions of a table from the generator, then check
     them again; an interrupted update's records are dropped once every partition is
-    back to its generated content."""
+    back to its generated content. Partitions on cluster workers are checked and rebuilt
+    by their owners, through `client`."""
     t0 = time.perf_counter()
     tdir = Path(table_dir)
     m = store.read_manifest(tdir)
     remote = [p.index for p in m.parts if p.worker]
-    if remote:
+    if remote and client is None:
         raise StoreError(
             f"{m.name}: partitions {', '.join(map(str, remote))} live on cluster workers; "
-            "repair rebuilds local partitions only (regenerate the table on the cluster)"
+            "give --cluster to repair them there"
         )
     damaged = plan_repair(tdir, m)
+    if remote:
+        damaged |= _remote_check(client, m, tdir, timeout)
     todo = sorted(damaged)
     rows_total = sum(m.parts[i].rows for i in todo)
     label = f"repair {m.name}"
     if progress:
         progress(label, 0, rows_total)
-    if todo:
+    local = [i for i in todo if not m.parts[i].worker]
+    if local:
         prepare_table_dir(tdir)
-        _build_parts(tdir, m, todo, jobs or default_jobs(), progress, label, rows_total)
+        _build_parts(tdir, m, local, jobs or default_jobs(), progress, label, rows_total)
+    if len(local) < len(todo):
+        _remote_rebuild(client, m, [i for i in todo if m.parts[i].worker], timeout)
     after = store.check_partitions(tdir, m, deep=True)
+    if remote:
+        after |= _remote_check(client, m, tdir, timeout)
     still = {i: ps for i, ps in after.items() if ps}
     if still:
         first = min(still)
@@ -359,3 +371,78 @@ def _build_parts(tdir: Path, m: Manifest, todo, jobs, progress, label, rows_tota
             raise StoreError(_build_failure(exc, tdir, None, verb="repair")) from None
         raise
     pool.shutdown()
+
+
+def _remote_map(client, m: Manifest, fn, args_of, parts, timeout: float) -> dict[int, object]:
+    from wisconsin.cluster import ClusterError, wait_pinned
+
+    owners = {i: m.parts[i].worker for i in parts}
+    futures = {
+        i: client.submit(
+            fn,
+            *args_of(i),
+            workers=[owners[i]],
+            allow_other_workers=False,
+            pure=False,
+            key=f"{fn.__name__}-{i}-{time.time_ns()}",
+        )
+        for i in parts
+    }
+    out, failed = wait_pinned(client, futures, owners, timeout)
+    if failed:
+        detail = "; ".join(
+            f"partition {i} on {owners[i]}: {type(e).__name__}: {e}"
+            for i, e in sorted(failed.items())
+        )
+        raise ClusterError(f"{m.name} repair: {' '.join(detail.split())}")
+    return out
+
+
+def _remote_check(client, m: Manifest, tdir: Path, timeout: float) -> dict[int, list[str]]:
+    """The deep check of the partitions on cluster workers, run by their owners."""
+    import dataclasses
+
+    from wisconsin import worker
+    from wisconsin.commit import DecisionLog
+
+    parts = [p.index for p in m.parts if p.worker]
+    drift = DecisionLog(tdir).is_empty()
+    # a session a crashed run left open would keep DuckDB from opening the file read-only
+    _remote_map(client, m, worker.task_close_if_open, lambda i: (m.parts[i].path,), parts, timeout)
+    found = _remote_map(
+        client,
+        m,
+        store.check_one,
+        lambda i: (m.parts[i].path, dataclasses.asdict(m.parts[i]), m, True, drift),
+        parts,
+        timeout,
+    )
+    return {i: ps for i, ps in found.items() if ps}
+
+
+def _remote_rebuild(client, m: Manifest, parts: list[int], timeout: float) -> None:
+    """Rebuild partitions in place on their owners, where the manifest says they live."""
+    from wisconsin import worker
+
+    built = _remote_map(
+        client,
+        m,
+        worker.task_build_partition,
+        lambda i: (
+            os.path.dirname(m.parts[i].path),
+            m.rows,
+            m.seed,
+            i,
+            m.partitions,
+            memory_per_job(default_jobs()),
+        ),
+        parts,
+        timeout,
+    )
+    for i, info in built.items():
+        if (info["checksum"], info["path"]) != (m.parts[i].checksum, m.parts[i].path):
+            raise StoreError(
+                f"{m.name} partition {i}: rebuilt on {m.parts[i].worker} as {info['path']} "
+                f"with digest {info['checksum']}, but the manifest says {m.parts[i].path} "
+                f"with {m.parts[i].checksum}"
+            )

@@ -369,12 +369,24 @@ def info(table_dir, no_verify, deep, as_json) -> None:
     "--jobs", type=int, default=None, help="Concurrent builder processes (default: cores)."
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def repair(table_dir, jobs, quiet) -> None:
-    """Rebuild exactly the damaged, missing or foreign partitions of a table."""
+@_cluster_options(worker_data=False)
+def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -> None:
+    """Rebuild exactly the damaged, missing or foreign partitions of a table (on their
+    cluster workers with --cluster)."""
     from wisconsin.build import repair_table
 
-    with _progress(not quiet and sys.stderr.isatty()) as progress:
-        result = repair_table(table_dir, jobs=jobs, progress=progress)
+    address, security = _engine_target(cluster_address, "shared-nothing", tls_ca, tls_cert, tls_key)
+    client = None
+    if address is not None:
+        from wisconsin.cluster import connect
+
+        client = connect(address, security)
+    try:
+        with _progress(not quiet and sys.stderr.isatty()) as progress:
+            result = repair_table(table_dir, jobs=jobs, progress=progress, client=client)
+    finally:
+        if client is not None:
+            client.close()
     if not result.damaged:
         click.echo(f"{table_dir}: every partition matches the manifest; nothing to repair")
         return

@@ -524,7 +524,8 @@ def _check_args(m: Manifest, table_dir, p: PartitionInfo, deep: bool):
     return str(partition_path(table_dir, p)), dataclasses.asdict(p), m, deep
 
 
-def _check_one(path: str, part: dict, m: Manifest, deep: bool, drift: bool = True) -> list[str]:
+def check_one(path: str, part: dict, m: Manifest, deep: bool, drift: bool = True) -> list[str]:
+    """Both tables of one partition file: the cheap check, and the deep one if asked."""
     tables = (m.table, m.copy_table)
     problems = check_partition(path, part, m.rows, m.seed, tables, drift=drift)
     if deep and not problems:
@@ -549,7 +550,7 @@ def check_partitions(
     jobs = jobs or min(len(local), os.cpu_count() or 1) or 1
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {
-            p.index: pool.submit(_check_one, *_check_args(m, table_dir, p, deep), drift=not pending)
+            p.index: pool.submit(check_one, *_check_args(m, table_dir, p, deep), drift=not pending)
             for p in local
         }
         return {i: f.result() for i, f in futures.items()}

@@ -111,6 +111,13 @@ def task_close(path: str) -> None:
     _sessions().close(path)
 
 
+def task_close_if_open(path: str) -> None:
+    """Release a session on path, if this worker has the plugin and holds one (repair)."""
+    plugin = get_worker().plugins.get(PLUGIN)
+    if plugin is not None:
+        plugin.close(path)
+
+
 def task_run(path: str, stmt: Statement, dispatched: float, fault: Fault | None) -> dict:
     _inject(fault, "run")
     return _sessions().session(path).run(stmt, dispatched)
