@@ -27,7 +27,10 @@ Progress = Callable[[str, int, int], None]
 DURABILITY = (
     "durability on: each partition commits through DuckDB's WAL (COMMIT fsyncs it); the "
     "cross-partition update's commit decision is fsynced by the coordinator before any "
-    "partition commits; inserts into result tables are autocommitted"
+    "partition commits; the update and its untimed undo are one recoverable unit (an fsynced "
+    "intent before the update; opening a table restores its generated state and verifies its "
+    "digests); every partition is checked against its manifest before timing; inserts into "
+    "result tables are autocommitted"
 )
 
 
