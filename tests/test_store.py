@@ -119,6 +119,9 @@ def test_missing_partition_stops_the_run_and_is_never_created(f2, mode):
     (f2 / "part-000.duckdb").unlink()
     _one_line_error(_run(f2.parent, mode), "partition 0:", "is missing")
     assert not (f2 / "part-000.duckdb").exists()
+    again = _cli("generate", "--kind", "F", "--rows", 20_000, "--partitions", 2, "--seed", 5,
+                 "--data", f2.parent, "--quiet")  # fmt: skip
+    _one_line_error(again, "F2: partition 0", "is missing", "wisconsin repair")
     assert _cli("repair", f2, "--quiet").exit_code == 0
     assert (f2 / "part-000.duckdb").is_file()
     assert _cli("info", f2, "--deep").exit_code == 0
