@@ -387,3 +387,65 @@ def test_two_data_directories_on_the_same_workers_never_share_a_file(
     assert "F2: partition 0: its worker part0 now runs on host1" in line
     assert "(and 1 more)" in line
     assert not (tmp_path / "never.json").exists()
+
+
+def test_remote_partition_damage_is_caught_before_timing(netns_cluster_factory, tmp_path):
+    from wisconsin.testing.damage import corrupt_blocks
+
+    cluster = netns_cluster_factory(2)
+    data = tmp_path / "data"
+    _table, m = _cluster_table(cluster, data, 2)
+    corrupt_blocks(m.parts[1].path, "wisconsin_copy")
+    out = tmp_path / "runs"
+    line = _one_line_error(
+        _cli("run", "--data", data, "--cluster", cluster.scheduler_address, "--tables", "F",
+             "--queries", "average", "--repeat", 1, "--warmup", 0, "--out", out, "--quiet")
+    )  # fmt: skip
+    assert "partition 1: wisconsin_copy is corrupt" in line and "(on part1)" in line, line
+    assert not out.exists()
+    # repaired on its owner, exactly that partition; then the run verifies every answer
+    fixed = _ok("repair", data / "F2", "--cluster", cluster.scheduler_address, "--quiet")
+    assert "rebuilt partition 1:" in fixed.output and "partition 0" not in fixed.output
+    _ok("run", "--data", data, "--cluster", cluster.scheduler_address, "--tables", "F",
+        "--queries", "average,update", "--repeat", 1, "--warmup", 0, "--out", out, "--quiet")  # fmt: skip
+
+
+def test_worker_crash_during_undo_leaves_the_generated_table(netns_cluster_factory, tmp_path):
+    """The update committed on every worker; part1's worker process dies in the undo's
+    prepare. The next open (its nanny restarted it) undoes the update where it is still
+    applied and verifies every partition's digest."""
+    cluster = netns_cluster_factory(3)
+    table, m = _cluster_table(cluster, tmp_path / "data", 3)
+    exp = expected_answers(m)
+    config = EngineConfig(cluster=cluster.scheduler_address, timeout_s=60)
+    engine = make_engine("shared-nothing", config)
+    engine.start(3)
+    try:
+        engine.open_table(m, str(table))
+        undo = engine.statements("update", m, "full-row", delta=-117)
+        with pytest.raises(commit.CommitAborted, match="partition 1 on part1"):  # noqa: SIM117
+            with commit.update_pair(table, "uc1", "uc2", undo):
+                engine.update("uc1", engine.statements("update", m, "full-row"))
+                engine.config = EngineConfig(
+                    cluster=cluster.scheduler_address,
+                    timeout_s=60,
+                    fault=Fault(part=1, phase="prepare", action="sleep", seconds=30),
+                )
+                killer, errors = _kill_when_running(
+                    cluster, "part1", "task_prepare", crash_only=True
+                )
+                engine.update("uc2", undo)
+        killer.join(timeout=30)
+        assert not errors, errors
+        assert len(commit.DecisionLog(table).pending_pairs()) == 1
+    finally:
+        engine.stop()
+    engine = make_engine("shared-nothing", config)
+    engine.start(3)
+    try:
+        engine.open_table(m, str(table))  # recovery, then the digest check
+        engine.close_table()
+    finally:
+        engine.stop()
+    assert commit.DecisionLog(table).is_empty()
+    assert _four_sums_on_disk(m) == {p: pe.sum_four for p, pe in enumerate(exp.parts)}

@@ -106,8 +106,13 @@ def _corrupt_copy(tables, tmp_path, sql):
     ],
 )
 @pytest.mark.parametrize("mode", ["shared-memory", "shared-nothing"])
-def test_a_wrong_answer_fails_the_run(tables, tmp_path, query, sql, mode):
+def test_a_wrong_answer_fails_the_run(tables, tmp_path, query, sql, mode, monkeypatch):
+    from wisconsin import store
+
     data = _corrupt_copy(tables, tmp_path, sql)
+    # The check before timing may catch the change first (tests/test_store.py); here the
+    # answer checks themselves are under test, so it is switched off.
+    monkeypatch.setattr(store, "check_table", lambda *args, **kwargs: None)
     with pytest.raises(VerificationError, match=f"F2 {query}: wrong answer"):
         _run(data, tmp_path, mode=mode, partitions=(2,), kinds=("F",), queries=(query,))
     assert not list((tmp_path / "runs").glob("*.json")) if (tmp_path / "runs").exists() else True

@@ -4,6 +4,7 @@ import pytest
 import generator
 from wisconsin import store
 from wisconsin.store import ContentDigest, StoreError, TableSpec
+from wisconsin.testing.damage import corrupt_blocks
 
 
 def _digest(batches):
@@ -60,3 +61,134 @@ def test_bad_specs_are_refused(spec, message):
 def test_g_tables_grow_with_partitions():
     assert TableSpec("G", 100, 4, 1).n == 400
     assert TableSpec("F", 100, 4, 1).n == 100
+
+
+# --------------------------------------------------------------------------- check / repair
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+
+    from wisconsin.cli import cli
+
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def _one_line_error(result, *fragments):
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert "Traceback" not in result.output
+    assert len(lines) == 1, result.output
+    assert all(f in lines[0] for f in fragments), result.output
+
+
+@pytest.fixture
+def f2(tmp_path):
+    from wisconsin.build import build_tables
+
+    build_tables(tmp_path, [TableSpec("F", 20_000, 2, 5)], jobs=2)
+    return tmp_path / "F2"
+
+
+def _run(data, mode, *extra):
+    return _cli(
+        "run", "--data", data, "--mode", mode, "--tables", "F", "--repeat", "1",
+        "--warmup", "0", "--queries", "average", "--out", data / "runs", "--quiet", *extra,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("table", ["wisconsin", "wisconsin_copy"])
+def test_corrupt_table_is_caught_before_timing_and_repaired(f2, table):
+    corrupt_blocks(f2 / "part-001.duckdb", table)
+    result = _run(f2.parent, "shared-memory")
+    _one_line_error(result, "F2: partition 1:", table, "corrupt", "nothing was timed", "repair")
+    assert not (f2.parent / "runs").exists()
+    info = _cli("info", f2)
+    assert info.exit_code == 2 and f"problem: partition 1: {table} is corrupt" in info.output
+    fixed = _cli("repair", f2, "--quiet")
+    assert fixed.exit_code == 0, fixed.output
+    assert "rebuilt partition 1:" in fixed.output and "partition 0" not in fixed.output
+    deep = _cli("info", f2, "--deep")
+    assert deep.exit_code == 0, deep.output
+    assert "full content digests of both tables" in deep.output
+    assert _run(f2.parent, "shared-memory").exit_code == 0
+
+
+@pytest.mark.parametrize("mode", ["shared-memory", "shared-nothing"])
+def test_missing_partition_stops_the_run_and_is_never_created(f2, mode):
+    (f2 / "part-000.duckdb").unlink()
+    _one_line_error(_run(f2.parent, mode), "partition 0:", "is missing")
+    assert not (f2 / "part-000.duckdb").exists()
+    again = _cli("generate", "--kind", "F", "--rows", 20_000, "--partitions", 2, "--seed", 5,
+                 "--data", f2.parent, "--quiet")  # fmt: skip
+    _one_line_error(again, "F2: partition 0", "is missing", "wisconsin repair")
+    assert _cli("repair", f2, "--quiet").exit_code == 0
+    assert (f2 / "part-000.duckdb").is_file()
+    assert _cli("info", f2, "--deep").exit_code == 0
+
+
+def test_foreign_partition_is_named(f2, tmp_path):
+    from wisconsin.build import build_tables
+
+    build_tables(tmp_path / "other", [TableSpec("F", 20_000, 2, 6)], jobs=1)  # another seed
+    (tmp_path / "other" / "F2" / "part-000.duckdb").replace(f2 / "part-000.duckdb")
+    m, problems = store.verify_table(f2)
+    assert len(problems) == 1 and "foreign" in problems[0] and "partition 0" in problems[0]
+
+
+def test_an_update_left_applied_is_drift(f2):
+    import duckdb
+
+    con = duckdb.connect(str(f2 / "part-001.duckdb"))
+    con.execute("UPDATE wisconsin SET four = four + 117 WHERE hundpct < 200")
+    con.close()
+    m, problems = store.verify_table(f2)
+    assert len(problems) == 1 and "four outside 0..3" in problems[0]
+    # the deep check sees it too; repair rebuilds only that partition
+    from wisconsin.build import plan_repair
+
+    assert list(plan_repair(f2, m)) == [1]
+
+
+def test_deep_check_sees_a_modified_copy_that_the_cheap_check_cannot(f2):
+    """Documented limit of the cheap check: a valid SQL change away from the sampled rows
+    and outside column four passes it; info --deep finds it."""
+    import duckdb
+
+    con = duckdb.connect(str(f2 / "part-000.duckdb"))
+    con.execute("UPDATE wisconsin_copy SET ten = 9 - ten WHERE unique2 = 1234")
+    con.close()
+    assert store.verify_table(f2)[1] == []
+    _m, problems = store.verify_table(f2, deep=True)
+    assert problems == ["partition 0: wisconsin_copy content differs from the manifest"]
+
+
+def test_a_pending_update_is_left_to_recovery_not_called_damage(f2):
+    from wisconsin import commit
+    from wisconsin.engine import EngineConfig
+    from wisconsin.runner import make_engine
+
+    m = store.read_manifest(f2)
+    engine = make_engine("shared-memory", EngineConfig(timeout_s=60))
+    engine.start(2)
+    engine.open_table(m, str(f2))
+    undo = engine.statements("update", m, "full-row", delta=-117)
+    try:
+        with pytest.raises(RuntimeError), commit.update_pair(f2, "ux", "uy", undo):
+            engine.update("ux", engine.statements("update", m, "full-row"))
+            raise RuntimeError("the coordinator dies here")
+    finally:
+        engine.stop()
+    assert store.verify_table(f2)[1] == []  # +117 is applied, but recovery owns it
+    assert _run(f2.parent, "shared-memory").exit_code == 0
+    assert store.verify_table(f2, deep=True)[1] == []
+
+
+def test_a_duckdb_error_past_the_checks_is_one_line(f2, monkeypatch):
+    import duckdb
+
+    def broken(*args, **kwargs):
+        raise duckdb.IOException("Corrupt database file: block 12\nsecond line")
+
+    monkeypatch.setattr(store, "check_table", broken)
+    _one_line_error(_run(f2.parent, "shared-memory"), "DuckDB: ", "Corrupt database file")

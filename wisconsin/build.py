@@ -8,9 +8,11 @@ rebuilds only the partitions that are missing.
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import queue
+import shutil
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -63,6 +65,12 @@ def check_existing(table_dir: Path, spec: TableSpec) -> Manifest | None:
         raise StoreError(
             f"{table_dir} already holds another table ({m.name}: n={m.rows}, seed={m.seed}, "
             f"generator {m.generator_version}); choose another --data directory or remove it"
+        )
+    missing = [p.index for p in m.parts if not p.worker and not (table_dir / p.file).is_file()]
+    if missing:  # never report a table as built when its files are gone
+        raise StoreError(
+            f"{m.name}: partition {missing[0]} ({table_dir / m.parts[missing[0]].file}) is "
+            f"missing; rebuild it with `wisconsin repair {table_dir}`"
         )
     return m
 
@@ -164,11 +172,15 @@ def build_tables(
             initializer=_init_builder,
             initargs=(q,),
         )
+        futures = {}
         try:
-            pending = {
-                pool.submit(_build_task, str(data / s.name), s.n, s.seed, p, s.partitions, mem, i)
+            futures = {
+                pool.submit(
+                    _build_task, str(data / s.name), s.n, s.seed, p, s.partitions, mem, i
+                ): i
                 for i, (s, p) in enumerate(todo)
             }
+            pending = set(futures)
             while pending:
                 finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
                 rows_done += _drain(q)
@@ -178,12 +190,18 @@ def build_tables(
                     done_parts[spec.name].append(PartitionInfo(**info))
                 if progress:
                     progress(label, rows_done, rows_total)
-        except BaseException:
-            # ^C or a failed partition: stop every builder now. Their unfinished files keep
-            # a .tmp name, which the next build removes; finished partitions are kept.
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                proc.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
+        except BaseException as exc:
+            # ^C or a failed partition: stop every builder now and remove their unfinished
+            # files; finished partitions are kept for the next build to reuse.
+            _stop_pool(pool)
+            _remove_temp_files({data / s.name for s, _ in todo})
+            failed = next(
+                (futures[f] for f in futures if f.done() and not f.cancelled() and f.exception()),
+                None,
+            )
+            if isinstance(exc, Exception) and not isinstance(exc, StoreError):
+                where = todo[failed] if failed is not None else None
+                raise StoreError(_build_failure(exc, data, where)) from None
             raise
         pool.shutdown()
         rows_done += _drain(q)
@@ -192,7 +210,10 @@ def build_tables(
         if spec.name in manifests:
             continue
         m = store.make_manifest(spec, done_parts[spec.name])
-        store.write_manifest(data / spec.name, m)
+        try:
+            store.write_manifest(data / spec.name, m)
+        except OSError as exc:
+            raise StoreError(_build_failure(exc, data, (spec, None))) from None
         manifests[spec.name] = m
     if progress:
         progress(label, rows_total, rows_total)
@@ -206,6 +227,45 @@ def build_tables(
     )
 
 
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Terminate every builder and wait for it to exit (so its files can be removed)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(timeout=30)
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _remove_temp_files(table_dirs) -> None:
+    """Remove half-written partitions (*.tmp, their WAL, DuckDB's spill directory) and
+    temporary JSON files: a failed build leaves only complete partitions behind."""
+    for tdir in table_dirs:
+        for stale in Path(tdir).glob("*.tmp*"):
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
+
+
+def _build_failure(exc: BaseException, data: Path, where, verb: str = "generate") -> str:
+    """One line for a failed build: what, where, and that nothing half-written is left."""
+    detail = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+    what = ""
+    if where is not None:
+        spec, part = where
+        what = f"{spec.name}" + (f" partition {part}" if part is not None else " manifest")
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "No space left" in str(exc):
+        head = f"no space left on the device holding {data}"
+    else:
+        head = f"building {what or 'a partition'} failed"
+        what = ""
+    return (
+        f"{verb} stopped: {head}{f' while writing {what}' if what else ''} ({detail}); "
+        "finished partitions are kept, half-written files were removed"
+    )
+
+
 def _drain(q) -> int:
     rows = 0
     while True:
@@ -214,3 +274,182 @@ def _drain(q) -> int:
         except queue.Empty:
             return rows
         rows += n
+
+
+# --------------------------------------------------------------------------- repair
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    manifest: Manifest
+    damaged: dict[int, list[str]]  # partition -> what was wrong with it (before repair)
+    seconds: float
+
+
+def plan_repair(table_dir: str | os.PathLike, m: Manifest) -> dict[int, list[str]]:
+    """The partitions to rebuild: every local one that fails the deep check (file,
+    blocks, sample rows, drift, and the full digest of both tables)."""
+    found = store.check_partitions(table_dir, m, deep=True)
+    return {i: problems for i, problems in sorted(found.items()) if problems}
+
+
+def repair_table(
+    table_dir: str | os.PathLike,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    client=None,
+    timeout: float = 3600.0,
+) -> RepairResult:
+    """Rebuild exactly the damaged partitions of a table from the generator, then check
+    them again; an interrupted update's records are dropped once every partition is
+    back to its generated content. Partitions on cluster workers are checked and rebuilt
+    by their owners, through `client`."""
+    t0 = time.perf_counter()
+    tdir = Path(table_dir)
+    m = store.read_manifest(tdir)
+    remote = [p.index for p in m.parts if p.worker]
+    if remote and client is None:
+        raise StoreError(
+            f"{m.name}: partitions {', '.join(map(str, remote))} live on cluster workers; "
+            "give --cluster to repair them there"
+        )
+    damaged = plan_repair(tdir, m)
+    if remote:
+        damaged |= _remote_check(client, m, tdir, timeout)
+    todo = sorted(damaged)
+    rows_total = sum(m.parts[i].rows for i in todo)
+    label = f"repair {m.name}"
+    if progress:
+        progress(label, 0, rows_total)
+    local = [i for i in todo if not m.parts[i].worker]
+    if local:
+        prepare_table_dir(tdir)
+        _build_parts(tdir, m, local, jobs or default_jobs(), progress, label, rows_total)
+    if len(local) < len(todo):
+        _remote_rebuild(client, m, [i for i in todo if m.parts[i].worker], timeout)
+    after = store.check_partitions(tdir, m, deep=True)
+    if remote:
+        after |= _remote_check(client, m, tdir, timeout)
+    still = {i: ps for i, ps in after.items() if ps}
+    if still:
+        first = min(still)
+        raise StoreError(f"{m.name}: repair did not restore it: {still[first][0]}")
+    # Every partition now holds its generated rows: no pending record may touch them again.
+    from wisconsin.commit import DecisionLog
+
+    DecisionLog(tdir).clear()
+    if progress:
+        progress(label, rows_total, rows_total)
+    return RepairResult(manifest=m, damaged=damaged, seconds=time.perf_counter() - t0)
+
+
+def _build_parts(tdir: Path, m: Manifest, todo, jobs, progress, label, rows_total) -> None:
+    """Rebuild partitions `todo` of m in a spawned pool; each must reproduce its digest."""
+    for i in todo:  # a damaged file is replaced by the rename; a stale marker goes first
+        (tdir / f"part-{i:03d}.json").unlink(missing_ok=True)
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue()
+    mem = memory_per_job(jobs)
+    pool = ProcessPoolExecutor(
+        max_workers=min(jobs, len(todo)), mp_context=ctx, initializer=_init_builder, initargs=(q,)
+    )
+    rows_done = 0
+    try:
+        pending = {
+            pool.submit(_build_task, str(tdir), m.rows, m.seed, i, m.partitions, mem, i)
+            for i in todo
+        }
+        while pending:
+            finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            rows_done += _drain(q)
+            for fut in finished:
+                key, info = fut.result()
+                if info["checksum"] != m.parts[key].checksum:
+                    raise StoreError(
+                        f"{m.name} partition {key}: rebuilt with digest {info['checksum']}, "
+                        f"but the manifest says {m.parts[key].checksum} (another generator?)"
+                    )
+            if progress:
+                progress(label, rows_done, rows_total)
+    except BaseException as exc:
+        _stop_pool(pool)
+        _remove_temp_files([tdir])
+        if isinstance(exc, Exception) and not isinstance(exc, StoreError):
+            raise StoreError(_build_failure(exc, tdir, None, verb="repair")) from None
+        raise
+    pool.shutdown()
+
+
+def _remote_map(client, m: Manifest, fn, args_of, parts, timeout: float) -> dict[int, object]:
+    from wisconsin.cluster import ClusterError, wait_pinned
+
+    owners = {i: m.parts[i].worker for i in parts}
+    futures = {
+        i: client.submit(
+            fn,
+            *args_of(i),
+            workers=[owners[i]],
+            allow_other_workers=False,
+            pure=False,
+            key=f"{fn.__name__}-{i}-{time.time_ns()}",
+        )
+        for i in parts
+    }
+    out, failed = wait_pinned(client, futures, owners, timeout)
+    if failed:
+        detail = "; ".join(
+            f"partition {i} on {owners[i]}: {type(e).__name__}: {e}"
+            for i, e in sorted(failed.items())
+        )
+        raise ClusterError(f"{m.name} repair: {' '.join(detail.split())}")
+    return out
+
+
+def _remote_check(client, m: Manifest, tdir: Path, timeout: float) -> dict[int, list[str]]:
+    """The deep check of the partitions on cluster workers, run by their owners."""
+    import dataclasses
+
+    from wisconsin import worker
+    from wisconsin.commit import DecisionLog
+
+    parts = [p.index for p in m.parts if p.worker]
+    drift = DecisionLog(tdir).is_empty()
+    # a session a crashed run left open would keep DuckDB from opening the file read-only
+    _remote_map(client, m, worker.task_close_if_open, lambda i: (m.parts[i].path,), parts, timeout)
+    found = _remote_map(
+        client,
+        m,
+        store.check_one,
+        lambda i: (m.parts[i].path, dataclasses.asdict(m.parts[i]), m, True, drift),
+        parts,
+        timeout,
+    )
+    return {i: ps for i, ps in found.items() if ps}
+
+
+def _remote_rebuild(client, m: Manifest, parts: list[int], timeout: float) -> None:
+    """Rebuild partitions in place on their owners, where the manifest says they live."""
+    from wisconsin import worker
+
+    built = _remote_map(
+        client,
+        m,
+        worker.task_build_partition,
+        lambda i: (
+            os.path.dirname(m.parts[i].path),
+            m.rows,
+            m.seed,
+            i,
+            m.partitions,
+            memory_per_job(default_jobs()),
+        ),
+        parts,
+        timeout,
+    )
+    for i, info in built.items():
+        if (info["checksum"], info["path"]) != (m.parts[i].checksum, m.parts[i].path):
+            raise StoreError(
+                f"{m.name} partition {i}: rebuilt on {m.parts[i].worker} as {info['path']} "
+                f"with digest {info['checksum']}, but the manifest says {m.parts[i].path} "
+                f"with {m.parts[i].checksum}"
+            )

@@ -23,6 +23,13 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except WisconsinError as exc:
             raise click.ClickException(str(exc)) from None
+        except Exception as exc:
+            duckdb = sys.modules.get("duckdb")
+            if duckdb is not None and isinstance(exc, duckdb.Error):
+                # e.g. a damaged block the check before timing does not read (docs/storage.md)
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise click.ClickException(f"DuckDB: {first}") from None
+            raise
         except KeyboardInterrupt:
             what = {
                 "generate": "finished partitions are kept and the next generate resumes",
@@ -378,6 +385,11 @@ def generate(
 @cli.command()
 @click.argument("table_dir", type=click.Path())
 @click.option("--no-verify", is_flag=True, help="Print the manifest without re-reading the files.")
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Also recompute the full content digest of both tables in every partition.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @click.option(
     "--timeout",
@@ -388,10 +400,11 @@ def generate(
 )
 @_cluster_options(worker_data=False)
 def info(
-    table_dir, no_verify, as_json, timeout, cluster_address, tls_ca, tls_cert, tls_key
+    table_dir, no_verify, deep, as_json, timeout, cluster_address, tls_ca, tls_cert, tls_key
 ) -> None:
-    """Print a table's manifest and verify its files (row counts, key ranges, checksums);
-    with --cluster, partitions on cluster workers are verified there, by their owners."""
+    """Print a table's manifest and check its files: row counts, key ranges, DuckDB block
+    checksums, sample rows against the generator (see docs/storage.md); with --cluster,
+    partitions on cluster workers are checked there, by their owners."""
     import dataclasses
 
     from wisconsin.store import read_manifest, verify_table
@@ -412,7 +425,7 @@ def info(
             timeout=timeout,
         )
     else:
-        m, problems = verify_table(table_dir)
+        m, problems = verify_table(table_dir, deep=deep)
     if as_json:
         click.echo(json.dumps(dataclasses.asdict(m), indent=1))
     else:
@@ -430,7 +443,10 @@ def info(
     if problems:
         for line in problems:
             click.echo(f"problem: {line}", err=True)
-        raise click.ClickException(f"{table_dir}: {len(problems)} problem(s) found")
+        raise click.ClickException(
+            f"{table_dir}: {len(problems)} problem(s) found; `wisconsin repair {table_dir}` "
+            "rebuilds the damaged partitions"
+        )
     if not no_verify and not as_json:
         remote = [p.index for p in m.parts if p.worker]
         if remote and cluster_address is not None:
@@ -445,7 +461,43 @@ def info(
                 "(give --cluster ADDRESS to verify them there)"
             )
         else:
-            click.echo("verified: every partition matches the manifest")
+            how = "full content digests of both tables" if deep else "cheap check"
+            click.echo(f"verified: every partition matches the manifest ({how})")
+
+
+@cli.command()
+@click.argument("table_dir", type=click.Path())
+@click.option(
+    "--jobs", type=int, default=None, help="Concurrent builder processes (default: cores)."
+)
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_cluster_options(worker_data=False)
+def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -> None:
+    """Rebuild exactly the damaged, missing or foreign partitions of a table (on their
+    cluster workers with --cluster)."""
+    from wisconsin.build import repair_table
+
+    address, security = _engine_target(cluster_address, "shared-nothing", tls_ca, tls_cert, tls_key)
+    client = None
+    if address is not None:
+        from wisconsin.cluster import connect
+
+        client = connect(address, security)
+    try:
+        with _progress(not quiet and sys.stderr.isatty()) as progress:
+            result = repair_table(table_dir, jobs=jobs, progress=progress, client=client)
+    finally:
+        if client is not None:
+            client.close()
+    if not result.damaged:
+        click.echo(f"{table_dir}: every partition matches the manifest; nothing to repair")
+        return
+    for part, problems in result.damaged.items():
+        click.echo(f"rebuilt partition {part}: {problems[0]}")
+    click.echo(
+        f"{table_dir}: {len(result.damaged)} partition(s) rebuilt and verified "
+        f"in {result.seconds:.1f} s"
+    )
 
 
 @cli.command()

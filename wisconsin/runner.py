@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from wisconsin import WisconsinError, environment, lock, runfile, store
+from wisconsin import WisconsinError, commit, environment, lock, runfile, store
 from wisconsin.engine import Engine, EngineConfig, StepResult
 from wisconsin.expect import TableExpect, expected_answers
 from wisconsin.queries import DEFAULT_SCAN_VARIANT, QUERIES, SCAN_VARIANTS, UPDATE_DELTA
@@ -27,7 +27,10 @@ Progress = Callable[[str, int, int], None]
 DURABILITY = (
     "durability on: each partition commits through DuckDB's WAL (COMMIT fsyncs it); the "
     "cross-partition update's commit decision is fsynced by the coordinator before any "
-    "partition commits; inserts into result tables are autocommitted"
+    "partition commits; the update and its untimed undo are one recoverable unit (an fsynced "
+    "intent before the update; opening a table restores its generated state and verifies its "
+    "digests); every partition is checked against its manifest before timing; inserts into "
+    "result tables are autocommitted"
 )
 
 
@@ -253,11 +256,14 @@ def measure(
             for p, s in engine.statements(query, m, opts.scan_variant).items()
         }
         if query == "update":
-            step = engine.update(f"u{uuid.uuid4().hex[:16]}", stmts)
-            rows = verify_update_counts(m, exp, step)
-            verify_update_state(engine, m, exp, applied=True)
+            tx_update, tx_undo = (f"u{uuid.uuid4().hex[:16]}" for _ in range(2))
             undo = engine.statements(query, m, opts.scan_variant, delta=-UPDATE_DELTA)
-            engine.update(f"u{uuid.uuid4().hex[:16]}", undo)
+            # One recoverable unit: a crash anywhere in it leaves the generated table.
+            with commit.update_pair(engine.table_dir, tx_update, tx_undo, undo):
+                step = engine.update(tx_update, stmts)
+                rows = verify_update_counts(m, exp, step)
+                verify_update_state(engine, m, exp, applied=True)
+                engine.update(tx_undo, undo)
             verify_update_state(engine, m, exp, applied=False)
         else:
             step = engine.execute(stmts)
@@ -334,6 +340,8 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
 
     if progress:
         progress(label, 0, total)
+    for name, m in manifests.items():  # before anything is timed (docs/storage.md)
+        store.check_table(Path(opts.data_dir) / name, m)
     expectations = {name: expected_answers(m) for name, m in manifests.items()}
     engine = make_engine(opts.mode, opts.engine)
     measurements, topology, notes = [], None, []

@@ -24,7 +24,7 @@ from wisconsin.engine import NOOP, EngineConfig, StepResult, memory_share, timed
 from wisconsin.partition import PartitionSession
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
-from wisconsin.store import Manifest, partition_path
+from wisconsin.store import Manifest, StoreError, partition_path
 
 WHOLE = -1  # the unit key of a statement over all partitions
 
@@ -60,7 +60,7 @@ class SharedMemoryEngine:
         for stale in (self.result_file, Path(str(self.result_file) + ".wal")):
             stale.unlink(missing_ok=True)
         self._connect(manifest)
-        commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.parts)))
+        commit.recover_table(table_dir, self._transport(), manifest)
         for s in self.parts.values():
             s.prune_markers()
         return time.perf_counter() - t0
@@ -73,7 +73,11 @@ class SharedMemoryEngine:
         )
         self.con.execute("SET enable_progress_bar = false")  # see PartitionSession.open
         for p in manifest.parts:
-            self.con.execute(f"ATTACH '{partition_path(self.table_dir, p)}' AS p{p.index}")
+            path = partition_path(self.table_dir, p)
+            # ATTACH creates a missing file: never let a run make an empty partition.
+            if not path.is_file():
+                raise StoreError(f"{manifest.name} partition {p.index}: {path} is missing")
+            self.con.execute(f"ATTACH '{path}' AS p{p.index}")
         self.con.execute(f"ATTACH '{self.result_file}' AS results")
         for name in (manifest.table, manifest.copy_table):
             union = " UNION ALL ".join(f"SELECT * FROM p{p.index}.{name}" for p in manifest.parts)
@@ -221,7 +225,13 @@ class SharedMemoryEngine:
         def redo(part, txid, stmt):
             self.parts[part].redo(txid, stmt)
 
-        return commit.Transport(prepare_all, commit_all, abort_all, redo)
+        def markers(part):
+            return {r[0] for r in self.parts[part].query("SELECT txid FROM wisconsin_txn")}
+
+        def digest(part, table):
+            return self.parts[part].digest(table)
+
+        return commit.Transport(prepare_all, commit_all, abort_all, redo, markers, digest)
 
     def update(self, txid: str, statements: Mapping[int, Statement]) -> StepResult:
         self._update_bytes_read = None

@@ -9,6 +9,7 @@ running scheduler whose workers own the partitions named in the table's manifest
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -24,6 +25,7 @@ from distributed import Client, Nanny, Scheduler, SpecCluster
 from wisconsin import WisconsinError, commit, queries, store, worker
 from wisconsin.cluster import check_placement, connect, wait_pinned, worker_addresses
 from wisconsin.engine import NOOP, EngineConfig, StepResult, timed_update, units_bytes_read
+from wisconsin.logs import DaskLogs
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
 from wisconsin.store import Manifest, partition_path
@@ -79,11 +81,13 @@ class SharedNothingEngine:
         self._known: dict[str, str] | None = None
         self.warnings: list[str] = []  # said on stderr and kept in the run file's notes
         self.memory_limits: dict[int, str] = {}  # DuckDB memory_limit per open partition
+        self.logs = DaskLogs()  # Dask's log lines go here, not to the terminal
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self, partitions: int, placement: Mapping[int, str] | None = None) -> float:
         t0 = time.perf_counter()
+        self.logs.start()
         self.placement = dict(placement or {p: worker_name(p) for p in range(partitions)})
         if self.config.cluster:
             if self.client is None:
@@ -152,7 +156,7 @@ class SharedNothingEngine:
                 parts = sorted(p for p, w in self.placement.items() if w in missing)
                 raise WorkerUnavailable(
                     f"workers {', '.join(sorted(missing))} are not connected to the scheduler; "
-                    f"partitions {', '.join(map(str, parts))} are unreachable"
+                    f"partitions {', '.join(map(str, parts))} are unreachable; " + self.logs.where()
                 )
             time.sleep(0.1)
 
@@ -170,6 +174,7 @@ class SharedNothingEngine:
                 self.cluster = None
         finally:
             quiet.setLevel(level)
+            self.logs.stop()
 
     def open_table(self, manifest: Manifest, table_dir: str) -> float:
         t0 = time.perf_counter()
@@ -185,9 +190,10 @@ class SharedNothingEngine:
             ]
         # The processes this table's sessions live in: a restart after this point loses them.
         self._known = worker_addresses(self.client)
+        self._check_remote(manifest, table_dir)
         self._size_memory()
         self._map(worker.task_open, lambda p: (self.paths[p],))
-        commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.paths)))
+        commit.recover_table(table_dir, self._transport(), manifest)
         self._map(worker.task_prune_markers, lambda p: (self.paths[p],))
         return time.perf_counter() - t0
 
@@ -205,6 +211,34 @@ class SharedNothingEngine:
         self.memory_limits = self._map(
             worker.task_memory_share, lambda p: (self.paths[p], frac, count[host[p]])
         )
+
+    def _check_remote(self, manifest: Manifest, table_dir: str) -> None:
+        """The check before timing (store.check_partition) of partitions on cluster
+        workers' disks, run by their owners; local files were checked by the runner."""
+        remote = [p.index for p in manifest.parts if p.worker]
+        if not remote:
+            return
+        pending = not commit.DecisionLog(table_dir).is_empty()  # recovery settles drift
+        self._map(worker.task_close, lambda p: (self.paths[p],), parts=remote)
+        found = self._map(
+            store.check_partition,
+            lambda p: (
+                self.paths[p],
+                dataclasses.asdict(manifest.parts[p]),
+                manifest.rows,
+                manifest.seed,
+                (manifest.table, manifest.copy_table),
+                not pending,
+            ),
+            parts=remote,
+        )
+        bad = {p: problems for p, problems in found.items() if problems}
+        if bad:
+            first = min(bad)
+            raise store.StoreError(
+                f"{manifest.name}: {bad[first][0]} (on {self.placement[first]}); nothing of "
+                "this table was timed. Regenerate it on the cluster"
+            )
 
     def close_table(self) -> None:
         if self.client is not None and self.paths:
@@ -238,7 +272,8 @@ class SharedNothingEngine:
                 f"partition {p} on {self.placement[p]}: {type(e).__name__}: {e}"
                 for p, e in sorted(failed.items())
             )
-            raise commit.PartitionFailure(detail, tuple(sorted(failed)))
+            detail = " ".join(detail.split())  # one line, however the worker worded it
+            raise commit.PartitionFailure(f"{detail}; {self.logs.where()}", tuple(sorted(failed)))
         return out
 
     def _fault_for(self, p: int, phase: str):
@@ -315,7 +350,17 @@ class SharedNothingEngine:
         def redo(part, txid, stmt):
             self._map(worker.task_redo, lambda p: (self.paths[p], txid, stmt), parts=[part])
 
-        return commit.Transport(prepare_all, commit_all, abort_all, redo)
+        def markers(part):
+            sql = "SELECT txid FROM wisconsin_txn"
+            rows = self._map(worker.task_query, lambda p: (self.paths[p], sql), parts=[part])
+            return {r[0] for r in rows[part]}
+
+        def digest(part, table):
+            return self._map(worker.task_digest, lambda p: (self.paths[p], table), parts=[part])[
+                part
+            ]
+
+        return commit.Transport(prepare_all, commit_all, abort_all, redo, markers, digest)
 
     def update(self, txid: str, statements: Mapping[int, Statement]) -> StepResult:
         return timed_update(self.table_dir, self._transport(), txid, statements)

@@ -29,6 +29,9 @@ def dask_setup(worker) -> None:
 
     with contextlib.suppress(ValueError):  # not the main thread: leave the defaults
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from wisconsin.logs import redirect_worker_output
+
+    redirect_worker_output()  # Dask's log lines to the run's log file, not the terminal
 
 
 def resolve_memory_limit(limit: str, worker_limit: int | None) -> int | None:
@@ -170,6 +173,13 @@ def task_memory_share(path: str, fraction: float, instances: int) -> str:
 
 def task_data_bytes(path: str, table: str) -> int:
     return _sessions().session(path).data_bytes(table)
+
+
+def task_close_if_open(path: str) -> None:
+    """Release a session on path, if this worker has the plugin and holds one (repair)."""
+    plugin = get_worker().plugins.get(PLUGIN)
+    if plugin is not None:
+        plugin.close(path)
 
 
 def task_run(path: str, stmt: Statement, dispatched: float, fault: Fault | None) -> dict:

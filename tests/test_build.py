@@ -1,0 +1,44 @@
+"""Building tables when things go wrong: a full disk."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from wisconsin.cli import cli
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """An 8 MB tmpfs: an honest full disk (needs root and mount)."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a full disk is simulated with a tmpfs mount, which needs root")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)], capture_output=True
+    )
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_disk_full_during_generate_is_one_line_and_leaves_no_temp_files(small_disk):
+    data = small_disk / "data"
+    result = CliRunner().invoke(
+        cli,
+        ["generate", "--kind", "F", "--rows", "100000", "--partitions", "2"]
+        + ["--data", str(data), "--quiet"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert "no space left on the device" in lines[0] and "F2 partition" in lines[0]
+    left = sorted(p.name for p in data.rglob("*"))
+    assert left == ["F2"], left  # no half-written partition, WAL or temp JSON file

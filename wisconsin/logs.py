@@ -1,0 +1,90 @@
+"""Dask's own log lines go to a file, never to the user's terminal.
+
+The coordinator (scheduler and nannies of a local cluster run in its process) attaches a
+file handler to the `distributed` loggers for the engine's lifetime; worker processes
+inherit the file's path through the environment and send their stdout and stderr (log
+lines, warnings, a dying worker's traceback) to the same file from their preload. Error
+lines that concern the workers name the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+
+ENV = "WISCONSIN_DASK_LOG"
+LOGGERS = ("distributed", "dask", "tornado", "asyncio")
+
+
+def default_path() -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    return Path(tempfile.gettempdir()) / f"wisconsin-dask-{stamp}-{os.getpid()}.log"
+
+
+class DaskLogs:
+    """Capture the coordinator's Dask logging into `path` between start() and stop()."""
+
+    def __init__(self, path: str | os.PathLike | None = None):
+        self.path = Path(path) if path else default_path()
+        self._saved: list[tuple[logging.Logger, list[logging.Handler], bool]] = []
+        self._handler: logging.Handler | None = None
+        self._env: str | None = None
+        self._named = False  # an error line named the file: keep it, even if empty
+
+    def start(self) -> None:
+        if self._handler is not None:
+            return
+        self._handler = logging.FileHandler(self.path, delay=True)
+        self._handler.setFormatter(
+            logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
+        )
+        for name in LOGGERS:
+            log = logging.getLogger(name)
+            self._saved.append((log, list(log.handlers), log.propagate))
+            for h in list(log.handlers):
+                log.removeHandler(h)
+            log.addHandler(self._handler)
+            log.propagate = False
+        self._env = os.environ.get(ENV)
+        os.environ[ENV] = str(self.path)  # spawned worker processes inherit it
+
+    def stop(self) -> None:
+        if self._handler is None:
+            return
+        for log, handlers, propagate in self._saved:
+            log.removeHandler(self._handler)
+            for h in handlers:
+                log.addHandler(h)
+            log.propagate = propagate
+        self._saved = []
+        self._handler.close()
+        self._handler = None
+        if self._env is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = self._env
+        try:
+            if self.path.stat().st_size == 0 and not self._named:
+                self.path.unlink()  # nothing was logged: leave nothing behind
+        except OSError:
+            pass
+
+    def where(self) -> str:
+        self._named = True
+        self.path.touch()
+        return f"Dask logs: {self.path}"
+
+
+def redirect_worker_output() -> None:
+    """In a worker process started by a capturing coordinator: stdout and stderr (and so
+    every log handler writing to them) go to the coordinator's log file."""
+    path = os.environ.get(ENV)
+    if not path:
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
