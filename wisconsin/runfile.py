@@ -45,6 +45,8 @@ class PartitionSample:
     bytes_read: int | None = None  # read from storage by this process during the statement
     projections: tuple[tuple[str, ...], ...] = ()  # columns each table scan read (profiled)
     data_bytes: int | None = None  # on-disk size of this partition's queried data
+    # page-cache bytes of the partition's files still resident after eviction (cold only)
+    resident_bytes: int | None = None
 
 
 @dataclass(frozen=True)
