@@ -23,11 +23,18 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except WisconsinError as exc:
             raise click.ClickException(str(exc)) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            run_file = getattr(exc, "run_file", None)
+            kept = (
+                f"what was measured is in {run_file} (incomplete): continue it with "
+                f"`wisconsin run --resume {run_file}`"
+                if run_file
+                else "no run file was written"
+            )
             what = {
                 "generate": "finished partitions are kept and the next generate resumes",
-                "bench": "finished partitions are kept; no run file was written",
-                "run": "no run file was written",
+                "bench": f"finished partitions are kept; {kept}",
+                "run": kept,
             }.get(ctx.invoked_subcommand or "", "nothing was written")
             click.echo(f"interrupted; {what}", err=True)
             sys.exit(130)
@@ -134,10 +141,48 @@ MODE = click.option(
 REPEAT = click.option(
     "--repeat",
     type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Timed repetitions per (table, query).",
+    default=None,
+    help="Exactly this many timed rounds (sets --min-reps and --max-reps).",
 )
+
+
+def measurement_options(fn):
+    """--cache, --min-reps, --max-reps, --target-ci, --time-budget (run and bench)."""
+    opts = [
+        click.option(
+            "--cache",
+            type=click.Choice(["cold", "warm"]),
+            default="cold",
+            show_default=True,
+            help="cold: every partition evicted from the OS page cache and DuckDB before each "
+            "timed execution, proven by the bytes read (the paper's disk-bound tables); warm: "
+            "the statement runs untimed right before, data resident.",
+        ),
+        click.option(
+            "--min-reps",
+            type=click.IntRange(min=1),
+            default=5,
+            show_default=True,
+            help="Timed rounds at least (each round runs every table and query once).",
+        ),
+        click.option(
+            "--max-reps",
+            type=click.IntRange(min=1),
+            default=10,
+            show_default=True,
+            help="Timed rounds at most.",
+        ),
+        click.option(
+            "--target-ci",
+            type=click.FloatRange(min=0, min_open=True),
+            default=0.10,
+            show_default=True,
+            help="Stop once every headline ratio's 95% interval is within +- this fraction.",
+        ),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
 
 
 def data_option(help_text: str):
@@ -454,13 +499,28 @@ def bench(
     show_default=True,
     help="How the table scan is kept from being answered without scanning.",
 )
+@measurement_options
 @REPEAT
+@click.option(
+    "--time-budget",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Start no round that would end after this many seconds (default: no limit).",
+)
 @click.option(
     "--warmup",
     type=click.IntRange(min=0),
     default=1,
     show_default=True,
-    help="Untimed warm-up repetitions (recorded, tagged cold).",
+    help="Untimed executions: cold, a first round of them (evicted first, so tagged cold); "
+    "warm, this many (at least 1) right before each timed one.",
+)
+@click.option(
+    "--order-seed",
+    type=int,
+    default=None,
+    help="Seed of the rounds' shuffled order (default: from the clock; always recorded).",
 )
 @click.option(
     "--out", default="runs", show_default=True, help="Directory for the run file, or a .json path."
@@ -473,30 +533,67 @@ def bench(
     show_default=True,
     help="Seconds any worker may take to answer.",
 )
+@click.option(
+    "--resume",
+    "resume_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="RUN.json",
+    help="Continue an incomplete run (its options come from the file).",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_cluster_options(worker_data=False)
+@click.pass_context
 def run_command(
+    ctx,
     data_dir,
     mode,
     kinds,
     partitions,
     query_list,
     scan_variant,
+    cache,
+    min_reps,
+    max_reps,
+    target_ci,
     repeat,
+    time_budget,
     warmup,
+    order_seed,
     out,
     memory_limit,
     timeout,
+    resume_path,
     quiet,
     cluster_address,
     tls_ca,
     tls_cert,
     tls_key,
 ) -> None:
-    """Time the five queries on F and G tables at each partition count; save a run file."""
+    """Time the five queries on F and G tables at each partition count, in interleaved
+    rounds; save a run file."""
     from wisconsin.queries import parse_queries
-    from wisconsin.runner import RunOptions, available_partitions, run
+    from wisconsin.runner import RunOptions, available_partitions, resume, run
 
+    if resume_path is not None:
+        allowed = {"resume_path", "timeout", "quiet", "tls_ca", "tls_cert", "tls_key"}
+        given = [
+            f"--{k.replace('_', '-')}"
+            for k in ctx.params
+            if k not in allowed
+            and ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE
+        ]
+        if given:
+            raise click.UsageError(
+                f"--resume takes its options from the run file; drop {', '.join(given)}"
+            )
+        with _progress(not quiet and sys.stderr.isatty()) as progress:
+            result, path = resume(
+                resume_path, progress=progress, tls=(tls_ca, tls_cert, tls_key), timeout_s=timeout
+            )
+        _print_run_summary(result)
+        click.echo(f"run file: {path}")
+        return
     partitions = partitions or available_partitions(data_dir, kinds) or None
     engine = _engine_config(
         mode,
@@ -517,6 +614,12 @@ def run_command(
         warmup=warmup,
         out=out,
         engine=engine,
+        cache=cache,
+        min_reps=min_reps,
+        max_reps=max(min_reps, max_reps),
+        target_ci=target_ci,
+        time_budget_s=time_budget,
+        order_seed=order_seed,
     )
     with _progress(not quiet and sys.stderr.isatty()) as progress:
         result, path = run(opts, progress=progress)
@@ -528,7 +631,11 @@ def _print_run_summary(result) -> None:
     by_table: dict[str, list[str]] = {}
     for m in result.measurements:
         by_table.setdefault(m.table, []).append(f"{m.query} {statistics.median(m.times) * 1e3:.1f}")
-    click.echo(f"{result.config.mode}: median ms per query (all answers verified)")
+    c = result.config
+    click.echo(
+        f"{c.mode}, {c.cache or 'warm'} cache, {c.repeat} rounds ({result.stop_reason}): "
+        "median ms per query (all answers verified)"
+    )
     for table, cells in by_table.items():
         click.echo(f"  {table:>4}  " + "  ".join(cells))
 
@@ -581,6 +688,18 @@ def compare(run_a, run_b, force, fmt) -> None:
     from wisconsin.compare import compare_files
 
     click.echo(compare_files(run_a, run_b, force=force, fmt=fmt), nl=False)
+
+
+@cli.command()
+@click.argument("run_file", type=click.Path(dir_okay=False))
+def audit(run_file) -> None:
+    """Re-check every measurement rule from a run file alone; exit 1 if any rule fails."""
+    from wisconsin.audit import audit_file, format_rules
+
+    rules = audit_file(run_file)
+    click.echo(format_rules(rules), nl=False)
+    if not all(r.ok for r in rules):
+        sys.exit(1)
 
 
 @cli.command("cli-reference", hidden=True)

@@ -284,8 +284,8 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     return _execute(state, opts, manifests, out_path, progress, elapsed_before=0.0)
 
 
-def resume_options(run: Run, out: Path, engine: EngineConfig | None = None) -> RunOptions:
-    """The options an incomplete run was started with (engine: override where it runs)."""
+def resume_options(run: Run, out: Path, engine: EngineConfig) -> RunOptions:
+    """The options an incomplete run was started with (engine: where and how it runs)."""
     c = run.config
     baseline = not run.rounds or any(
         label.startswith(schedule.BASELINE) for r in run.rounds for label in r.order
@@ -299,12 +299,7 @@ def resume_options(run: Run, out: Path, engine: EngineConfig | None = None) -> R
         scan_variant=c.scan_variant,
         warmup=c.warmup,
         out=str(out),
-        engine=engine
-        or EngineConfig(
-            threads_per_worker=c.threads_per_worker or 1,
-            memory_limit=c.memory_limit,
-            cluster=c.cluster,
-        ),
+        engine=engine,
         cache=c.cache,
         min_reps=c.min_reps or 1,
         max_reps=c.max_reps or c.min_reps or 1,
@@ -316,12 +311,30 @@ def resume_options(run: Run, out: Path, engine: EngineConfig | None = None) -> R
 
 
 def resume(
-    path: str | os.PathLike, progress: Progress | None = None, engine: EngineConfig | None = None
+    path: str | os.PathLike,
+    progress: Progress | None = None,
+    *,
+    timeout_s: float = 3600.0,
+    tls: tuple = (None, None, None),
 ) -> tuple[Run, Path]:
-    """Continue an incomplete run where it stopped; the complete run replaces its file."""
+    """Continue an incomplete run where it stopped; the complete run replaces its file.
+    The partial round it stopped in is finished in its recorded order."""
     out_path = Path(path)
     state = journal.load_for_resume(out_path)
     partial = state.to_run()
+    c = partial.config
+    address, security = None, None
+    if c.cluster:
+        from wisconsin.cluster import resolve_target
+
+        address, security = resolve_target(c.cluster, *tls)
+    engine = EngineConfig(
+        threads_per_worker=c.threads_per_worker or 1,
+        memory_limit=c.memory_limit,
+        timeout_s=timeout_s,
+        cluster=address,
+        security=security,
+    )
     opts = resume_options(partial, out_path, engine)
     validate(opts)
     manifests = load_tables(opts)
@@ -329,7 +342,7 @@ def resume(
         m = manifests.get(t.name)
         if m is None or (m.rows, m.partitions, m.seed) != (t.rows, t.partitions, t.seed):
             raise WisconsinError(f"{t.name} in {opts.data_dir} is not the table this run measured")
-    stamps = [r.dispatched_unix for m in partial.measurements for r in m.repetitions]
+    stamps = [r.dispatched_unix or 0.0 for m in partial.measurements for r in m.repetitions]
     first = [r.started_utc for r in partial.rounds if r.started_utc]
     before = 0.0
     if stamps and first:
