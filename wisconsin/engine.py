@@ -34,6 +34,9 @@ class EngineConfig:
     fault: Fault | None = None
     cluster: str | None = None  # scheduler address for a remote cluster
     security: object | None = None  # distributed.Security for tls://
+    # make_cold also drops the whole machine's page cache (root only; posix_fadvise
+    # eviction of the table's files needs no root and is always done)
+    drop_caches: bool = False
 
 
 @dataclass
@@ -41,12 +44,26 @@ class StepResult:
     """One statement on all partitions: coordinator wall time and each unit's report.
 
     units maps partition -> PartitionSession.run() output; a shared-memory statement over
-    all partitions reports one unit, keyed -1.
+    all partitions reports one unit, keyed -1. Each unit's "bytes_read" is what its process
+    read from storage during the statement (None where unavailable, or where units share
+    one process and ran at once: the shared-memory update's).
     """
 
     wall_s: float
     units: dict[int, dict] = field(default_factory=dict)
     commit: dict[int, dict] = field(default_factory=dict)  # update: phase-2 reports
+    # Storage reads of every process that ran the statement, summed (None if unknown).
+    bytes_read: int | None = None
+
+
+# The harness-overhead probe: a statement that does no work, dispatched like any other.
+NOOP = Statement(query="noop", sql="SELECT 1", profile=False)
+
+
+def units_bytes_read(units: Mapping[int, dict]) -> int | None:
+    """Sum of the units' bytes_read, or None if any is unknown."""
+    values = [u.get("bytes_read") for u in units.values()]
+    return None if not values or None in values else sum(values)
 
 
 def timed_update(
@@ -57,7 +74,12 @@ def timed_update(
     prepared, committed = commit.run_transaction(
         commit.DecisionLog(table_dir), transport, txid, statements
     )
-    return StepResult(wall_s=time.perf_counter() - t0, units=prepared, commit=committed)
+    return StepResult(
+        wall_s=time.perf_counter() - t0,
+        units=prepared,
+        commit=committed,
+        bytes_read=units_bytes_read(prepared),
+    )
 
 
 class Engine(Protocol):
@@ -77,6 +99,22 @@ class Engine(Protocol):
     def reset_result(self, name: str) -> None: ...
 
     def execute(self, statements: Mapping[int, Statement]) -> StepResult: ...
+
+    def noop_statements(self) -> dict[int, Statement]:
+        """An empty statement shaped like statements(): execute() of it measures the
+        harness overhead at this P through the same dispatch path."""
+
+    def make_cold(self) -> dict[int, dict]:
+        """Untimed: drop every cached copy of the open table's data before the next
+        statement: close the sessions (DuckDB's buffer pool goes with them), fsync and
+        posix_fadvise(DONTNEED) each partition file and its WAL where it lives (optionally
+        drop_caches), reopen fresh sessions, evict again (opening re-reads metadata), and
+        measure what is still resident. Per partition {"file_bytes", "resident_bytes"
+        (None if unmeasurable), "seconds"}. Reset result tables before calling it."""
+
+    def data_bytes(self) -> dict[int, int]:
+        """Per partition, on-disk bytes of the queried table's column data (see
+        PartitionSession.data_bytes): what a cold full-row scan must read."""
 
     def update(self, txid: str, statements: Mapping[int, Statement]) -> StepResult: ...
 

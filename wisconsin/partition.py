@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from wisconsin import store
+from wisconsin import pagecache, store
 from wisconsin.queries import Statement
 
 TXN_TABLE = "wisconsin_txn"  # commit markers: a row per committed cross-partition txid
@@ -106,11 +106,13 @@ class PartitionSession:
         for name, value in stmt.settings:
             self.con.execute(f"SET {name} = '{value}'")
         reset_peak_rss()
+        io0 = pagecache.read_bytes()
         cpu0 = time.process_time()
         t0 = time.perf_counter()
         rows = self.con.execute(stmt.sql).fetchall()
         engine_s = time.perf_counter() - t0
         cpu_s = time.process_time() - cpu0
+        io1 = pagecache.read_bytes()
         scanned, scans, projections = None, 0, []
         if stmt.profile:  # before RESET, which is profiled too and would replace it
             profile = json.loads(self.con.get_profiling_information())
@@ -124,6 +126,9 @@ class PartitionSession:
             "rows_scanned": scanned,
             "scans": scans,
             "projections": projections,
+            # This process's reads from storage during the statement (page-cache hits are
+            # not counted): the proof that a cold repetition was cold.
+            "bytes_read": io1 - io0 if io0 is not None and io1 is not None else None,
             "peak_rss_bytes": peak_rss_bytes(),
             "start_delay_s": (started - dispatched) if dispatched else 0.0,
             "pid": os.getpid(),
@@ -135,6 +140,24 @@ class PartitionSession:
         self.con.execute(f"DROP TABLE IF EXISTS {name}")
         self.con.execute(_result_ddl(name))
         self.con.execute("CHECKPOINT")
+
+    def data_bytes(self, table: str) -> int:
+        """On-disk bytes of table's column data: the distinct storage blocks its segments
+        occupy (pragma_storage_info, string overflow blocks included) x the block size.
+        A full-row scan reads whole blocks, so this is what a cold one must fetch; the
+        primary-key index and other tables in the file are not counted. Reads only
+        metadata: call it before evicting, not between eviction and a cold statement."""
+        db = table.rpartition(".")[0]
+        where = f"database_name = '{db}'" if db else "database_name = current_database()"
+        (block_size,) = self.con.execute(
+            f"SELECT block_size FROM pragma_database_size() WHERE {where}"
+        ).fetchone()
+        info = f"pragma_storage_info('{table}')"
+        (blocks,) = self.con.execute(
+            f"SELECT count(DISTINCT b) FROM (SELECT block_id AS b FROM {info} WHERE block_id >= 0 "
+            f"UNION ALL SELECT unnest(additional_block_ids) FROM {info})"
+        ).fetchone()
+        return int(blocks) * int(block_size)
 
     def query(self, sql: str) -> list[tuple]:
         return [tuple(r) for r in self.con.execute(sql).fetchall()]

@@ -19,8 +19,8 @@ from pathlib import Path
 import duckdb
 import psutil
 
-from wisconsin import commit, queries
-from wisconsin.engine import EngineConfig, StepResult, timed_update
+from wisconsin import commit, pagecache, queries
+from wisconsin.engine import NOOP, EngineConfig, StepResult, timed_update
 from wisconsin.partition import PartitionSession
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
@@ -39,7 +39,9 @@ class SharedMemoryEngine:
         self.parts: dict[int, PartitionSession] = {}
         self.whole: PartitionSession | None = None
         self.table_dir = ""
+        self.manifest: Manifest | None = None
         self.result_file: Path | None = None
+        self._update_bytes_read: int | None = None
 
     def start(self, partitions: int, placement: Mapping[int, str] | None = None) -> float:
         self.partitions = partitions
@@ -52,16 +54,25 @@ class SharedMemoryEngine:
         t0 = time.perf_counter()
         self.close_table()
         self.table_dir = table_dir
+        self.manifest = manifest
         self.partitions = manifest.partitions  # one engine with P threads
+        self.result_file = Path(table_dir) / "shared-memory-results.duckdb"
+        for stale in (self.result_file, Path(str(self.result_file) + ".wal")):
+            stale.unlink(missing_ok=True)
+        self._connect(manifest)
+        commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.parts)))
+        for s in self.parts.values():
+            s.prune_markers()
+        return time.perf_counter() - t0
+
+    def _connect(self, manifest: Manifest) -> None:
+        """One DuckDB instance with every partition and the result file attached."""
         self.con = duckdb.connect(
             ":memory:",
             config={"threads": self.partitions, "memory_limit": self.config.memory_limit},
         )
         for p in manifest.parts:
-            self.con.execute(f"ATTACH '{partition_path(table_dir, p)}' AS p{p.index}")
-        self.result_file = Path(table_dir) / "shared-memory-results.duckdb"
-        for stale in (self.result_file, Path(str(self.result_file) + ".wal")):
-            stale.unlink(missing_ok=True)
+            self.con.execute(f"ATTACH '{partition_path(self.table_dir, p)}' AS p{p.index}")
         self.con.execute(f"ATTACH '{self.result_file}' AS results")
         for name in (manifest.table, manifest.copy_table):
             union = " UNION ALL ".join(f"SELECT * FROM p{p.index}.{name}" for p in manifest.parts)
@@ -72,12 +83,8 @@ class SharedMemoryEngine:
             cur.execute("CREATE TABLE IF NOT EXISTS wisconsin_txn (txid VARCHAR PRIMARY KEY)")
             self.parts[p.index] = PartitionSession(cur, label=f"p{p.index}")
         self.whole = PartitionSession(self.con.cursor(), label="all")
-        commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.parts)))
-        for s in self.parts.values():
-            s.prune_markers()
-        return time.perf_counter() - t0
 
-    def close_table(self) -> None:
+    def _disconnect(self) -> None:
         for s in self.parts.values():
             s.close()
         self.parts = {}
@@ -87,6 +94,9 @@ class SharedMemoryEngine:
         if self.con is not None:
             self.con.close()
             self.con = None
+
+    def close_table(self) -> None:
+        self._disconnect()
         if self.result_file is not None:
             for f in (self.result_file, Path(str(self.result_file) + ".wal")):
                 f.unlink(missing_ok=True)
@@ -139,17 +149,52 @@ class SharedMemoryEngine:
         unit = self.whole.run(statements[WHOLE], dispatched)
         # One process, nothing to dispatch: the wall time is the statement's own, from
         # execute to its last row. Per-statement SETs and reading the profile happen outside it.
-        return StepResult(wall_s=unit["engine_s"], units={WHOLE: unit})
+        return StepResult(
+            wall_s=unit["engine_s"], units={WHOLE: unit}, bytes_read=unit["bytes_read"]
+        )
+
+    def noop_statements(self) -> dict[int, Statement]:
+        return {WHOLE: NOOP}
+
+    def _files(self) -> dict[int, Path]:
+        return {p.index: partition_path(self.table_dir, p) for p in self.manifest.parts}
+
+    def make_cold(self) -> dict[int, dict]:
+        # As worker.make_cold: evict, reopen, evict again (opening re-reads metadata, and
+        # readahead brings table blocks with it).
+        t0 = time.perf_counter()
+        self._disconnect()  # the one buffer pool holding every partition's blocks
+        if self.config.drop_caches:
+            pagecache.drop_caches()
+        files = [*self._files().values(), self.result_file]
+        for path in files:
+            pagecache.evict_partition(path)
+        self._connect(self.manifest)
+        out = {p: pagecache.evict_partition(path) for p, path in self._files().items()}
+        pagecache.evict_partition(self.result_file)  # written by select/join: not table data
+        seconds = time.perf_counter() - t0
+        return {p: o | {"seconds": seconds} for p, o in out.items()}
+
+    def data_bytes(self) -> dict[int, int]:
+        return {p: s.data_bytes(f"p{p}.{self.manifest.table}") for p, s in self.parts.items()}
 
     def _transport(self) -> commit.Transport:
         def prepare_all(txid, statements):
             dispatched = time.time()
+            io0 = pagecache.read_bytes()
 
             def one(p):
                 self._fault(p, "prepare")
                 return self.parts[p].prepare(txid, statements[p], dispatched)
 
-            return self._parallel(one, sorted(statements))
+            units = self._parallel(one, sorted(statements))
+            io1 = pagecache.read_bytes()
+            # The P cursors ran at once in this one process: its reads cannot be split
+            # between them, so the units say None and the step carries the total.
+            for u in units.values():
+                u["bytes_read"] = None
+            self._update_bytes_read = io1 - io0 if None not in (io0, io1) else None
+            return units
 
         def commit_all(txid):
             def one(p):
@@ -169,7 +214,10 @@ class SharedMemoryEngine:
         return commit.Transport(prepare_all, commit_all, abort_all, redo)
 
     def update(self, txid: str, statements: Mapping[int, Statement]) -> StepResult:
-        return timed_update(self.table_dir, self._transport(), txid, statements)
+        self._update_bytes_read = None
+        step = timed_update(self.table_dir, self._transport(), txid, statements)
+        step.bytes_read = self._update_bytes_read
+        return step
 
     def query(self, sql: str) -> dict[int, list[tuple]]:
         return {p: s.query(sql) for p, s in self.parts.items()}

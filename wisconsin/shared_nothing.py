@@ -19,9 +19,9 @@ from collections.abc import Mapping
 import dask
 from distributed import Client, Nanny, Scheduler, SpecCluster
 
-from wisconsin import WisconsinError, commit, queries, worker
+from wisconsin import WisconsinError, commit, queries, store, worker
 from wisconsin.cluster import connect, wait_pinned, worker_addresses
-from wisconsin.engine import EngineConfig, StepResult, timed_update
+from wisconsin.engine import NOOP, EngineConfig, StepResult, timed_update, units_bytes_read
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
 from wisconsin.store import Manifest, partition_path
@@ -246,7 +246,20 @@ class SharedNothingEngine:
             lambda p: (self.paths[p], statements[p], dispatched, self._fault_for(p, "run")),
             parts=sorted(statements),
         )
-        return StepResult(wall_s=time.perf_counter() - t0, units=units)
+        return StepResult(
+            wall_s=time.perf_counter() - t0, units=units, bytes_read=units_bytes_read(units)
+        )
+
+    def noop_statements(self) -> dict[int, Statement]:
+        return {p: NOOP for p in sorted(self.paths)}
+
+    def make_cold(self) -> dict[int, dict]:
+        # In each owning worker: it holds the session, and the file's page cache is on
+        # its host (a cluster's partitions are not on the coordinator's disk).
+        return self._map(worker.task_make_cold, lambda p: (self.paths[p], self.config.drop_caches))
+
+    def data_bytes(self) -> dict[int, int]:
+        return self._map(worker.task_data_bytes, lambda p: (self.paths[p], store.TABLE))
 
     def _transport(self) -> commit.Transport:
         state = {"dispatched": 0.0}

@@ -12,7 +12,7 @@ import time
 
 from distributed import WorkerPlugin, get_worker
 
-from wisconsin import store
+from wisconsin import pagecache, store
 from wisconsin.engine import Fault
 from wisconsin.partition import PartitionSession
 from wisconsin.queries import Statement
@@ -106,6 +106,28 @@ def task_open(path: str) -> float:
 
 def task_close(path: str) -> None:
     _sessions().close(path)
+
+
+def make_cold(sessions: PartitionSessions, path: str, drop_caches: bool = False) -> dict:
+    """Close path's session (its buffer pool goes too), evict the file and its WAL from
+    this host's page cache, reopen a fresh session, and evict again: opening reads the
+    header and catalog, and the kernel's readahead (8 MB on this VM's disk) drags table
+    blocks in with them. Returns what stays resident, just before the next statement."""
+    t0 = time.perf_counter()
+    sessions.close(path)
+    pagecache.evict_partition(path, drop_caches)
+    sessions.session(path)
+    out = pagecache.evict_partition(path)
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def task_make_cold(path: str, drop_caches: bool) -> dict:
+    return make_cold(_sessions(), path, drop_caches)
+
+
+def task_data_bytes(path: str, table: str) -> int:
+    return _sessions().session(path).data_bytes(table)
 
 
 def task_run(path: str, stmt: Statement, dispatched: float, fault: Fault | None) -> dict:

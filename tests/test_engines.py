@@ -1,0 +1,131 @@
+"""The engine contract, run against every engine: execute, update, make_cold, the noop
+statement and data_bytes behave the same way whatever the architecture."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from wisconsin import pagecache, store
+from wisconsin.build import build_tables
+from wisconsin.engine import EngineConfig
+from wisconsin.expect import expected_answers
+from wisconsin.queries import UPDATE_DELTA
+from wisconsin.runner import make_engine
+
+# Why this size: a cold scan also reads DuckDB's header, catalog and row-group metadata
+# (a few hundred KB) and the kernel reads ahead, so with a table of a block or two the
+# "read >= 90% of the data" check would measure those, not the scan. 40 000 rows in two
+# partitions is ~4.7 MB of column data per partition (18 blocks of 256 KiB), large enough
+# for the ratio to mean something and small enough to build in about a second.
+ROWS = 40_000
+PARTS = 2
+MODES = ("shared-nothing", "shared-memory")
+
+
+def _fs_type(path: Path) -> str:
+    best, kind = "", ""
+    with open("/proc/mounts") as fh:
+        for line in fh:
+            _dev, mnt, fs, *_ = line.split()
+            if str(path).startswith(mnt) and len(mnt) > len(best):
+                best, kind = mnt, fs
+    return kind
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    data = tmp_path_factory.mktemp("engines")
+    (m,) = build_tables(data, [store.TableSpec("F", ROWS, PARTS, 7)], jobs=PARTS).manifests
+    return m, str(data / m.name)
+
+
+@pytest.fixture(scope="module", params=MODES)
+def engine(request, table):
+    m, tdir = table
+    eng = make_engine(request.param, EngineConfig(memory_limit="256MB"))
+    eng.start(PARTS)
+    eng.open_table(m, tdir)
+    yield eng
+    eng.stop()
+
+
+def _scan(engine, m):
+    return engine.execute(engine.statements("scan", m, "full-row"))
+
+
+def test_execute_reports_rows_projections_and_bytes_read(engine, table):
+    m, _ = table
+    step = _scan(engine, m)
+    want = [-1] if engine.mode == "shared-memory" else list(range(PARTS))
+    assert sorted(step.units) == want
+    assert sum(u["rows_scanned"] for u in step.units.values()) == ROWS
+    for u in step.units.values():
+        assert u["rows"] == []
+        assert all(set(p) == set(store.generator.COLUMNS) for p in u["projections"])
+        assert isinstance(u["bytes_read"], int) and u["bytes_read"] >= 0
+        assert u["engine_s"] > 0
+    assert step.bytes_read == sum(u["bytes_read"] for u in step.units.values())
+    assert step.wall_s >= max(u["engine_s"] for u in step.units.values())
+
+
+def test_update_applies_and_reports_per_partition(engine, table):
+    m, _ = table
+    before = engine.query(f"SELECT sum(four)::BIGINT FROM {m.table}")
+    step = engine.update(f"t{uuid.uuid4().hex[:12]}", engine.statements("update", m, "full-row"))
+    assert sorted(step.units) == list(range(PARTS))
+    exp = expected_answers(m)
+    for part, u in step.units.items():
+        assert u["rows"][0][0] == exp.parts[part].selected
+    assert step.bytes_read is not None
+    undo = engine.statements("update", m, "full-row", delta=-UPDATE_DELTA)
+    engine.update(f"t{uuid.uuid4().hex[:12]}", undo)
+    assert engine.query(f"SELECT sum(four)::BIGINT FROM {m.table}") == before
+
+
+def test_data_bytes_is_the_tables_blocks(engine, table):
+    m, tdir = table
+    sizes = engine.data_bytes()
+    assert sorted(sizes) == list(range(PARTS))
+    for part in m.parts:
+        b = sizes[part.index]
+        assert b % (256 * 1024) == 0  # whole DuckDB blocks
+        # 13 INTEGERs + 3 52-character strings: ~200 B a row uncompressed, less than the
+        # file, which also holds the copy table and the primary-key indexes.
+        assert 180 * part.rows <= b < os.path.getsize(store.partition_path(tdir, part))
+
+
+def test_noop_is_shaped_like_statements_and_does_nothing(engine, table):
+    m, _ = table
+    noop = engine.noop_statements()
+    assert sorted(noop) == sorted(engine.statements("scan", m, "full-row"))
+    step = engine.execute(noop)
+    assert sorted(step.units) == sorted(noop)
+    for u in step.units.values():
+        assert u["rows"] == [(1,)]
+        assert u["rows_scanned"] is None  # not profiled: nothing to prove
+    assert step.wall_s < 5.0
+
+
+def test_make_cold_evicts_and_the_next_scan_reads_the_table_from_storage(engine, table):
+    m, tdir = table
+    if _fs_type(Path(tdir)) == "tmpfs" or pagecache.read_bytes() is None:
+        pytest.skip("tmpfs or no /proc/self/io: the page cache is the storage here")
+    data = sum(engine.data_bytes().values())
+    _scan(engine, m)
+    warm = _scan(engine, m)  # buffer pool warm: nothing from storage
+    assert warm.bytes_read < 0.05 * data
+
+    cold = engine.make_cold()
+    assert sorted(cold) == list(range(PARTS))
+    for part in m.parts:
+        c = cold[part.index]
+        assert c["file_bytes"] >= os.path.getsize(store.partition_path(tdir, part))
+        # measured after the fresh session opened: what the next statement finds cached
+        assert c["resident_bytes"] is not None and c["resident_bytes"] <= 64 * 1024
+    step = _scan(engine, m)
+    assert step.bytes_read >= 0.9 * data, (step.bytes_read, data)
+    assert sum(u["rows_scanned"] for u in step.units.values()) == ROWS

@@ -1,0 +1,148 @@
+"""The OS page cache: evict a file from it, measure how much of a file it holds, and count
+the bytes a process really read from storage.
+
+Linux only where it matters (posix_fadvise, mincore, /proc/self/io); elsewhere the
+measurements are None rather than guesses.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import mmap
+import os
+from pathlib import Path
+
+from wisconsin import WisconsinError
+
+DROP_CACHES = "/proc/sys/vm/drop_caches"
+
+
+class EvictionError(WisconsinError):
+    """Asked to drop caches this process is not allowed to drop."""
+
+
+def read_bytes() -> int | None:
+    """Bytes this process (all its threads) caused to be fetched from storage so far:
+    `read_bytes` of /proc/self/io. Page-cache hits do not count. None if unavailable."""
+    try:
+        with open("/proc/self/io") as fh:
+            for line in fh:
+                if line.startswith("read_bytes:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _libc():
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    libc = ctypes.CDLL(name, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = (
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_long,
+    )
+    libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+    libc.mincore.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+    return libc
+
+
+_LIBC = None
+_MAP_FAILED = ctypes.c_void_p(-1).value
+
+
+def resident_bytes(path: str | os.PathLike) -> int | None:
+    """Bytes of the file now in the page cache (mincore on a shared read-only mapping,
+    which does not fault pages in). None where mincore is unavailable."""
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = _libc() or False
+    if not _LIBC or not hasattr(_LIBC, "mincore"):
+        return None
+    size = os.path.getsize(path)
+    if size == 0:
+        return 0
+    page = mmap.PAGESIZE
+    pages = (size + page - 1) // page
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        addr = _LIBC.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        if addr in (None, _MAP_FAILED):
+            return None
+        try:
+            vec = (ctypes.c_ubyte * pages)()
+            if _LIBC.mincore(addr, size, vec) != 0:
+                return None
+            resident = _count(vec)
+        finally:
+            _LIBC.munmap(addr, size)
+    finally:
+        os.close(fd)
+    return min(size, resident * page)
+
+
+def _count(vec) -> int:
+    import numpy as np
+
+    return int(np.count_nonzero(np.frombuffer(vec, dtype=np.uint8) & 1))
+
+
+def evict(path: str | os.PathLike) -> dict:
+    """Write back the file's dirty pages, then drop all its pages from the page cache.
+
+    Works without root for a file no process has mapped or dirtied meanwhile. Returns
+    {"file_bytes", "resident_bytes"} measured after the eviction.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)  # DONTNEED skips dirty pages
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    return {"file_bytes": size, "resident_bytes": resident_bytes(path)}
+
+
+def evict_files(paths) -> dict:
+    """evict() each existing file of paths; totals {"file_bytes", "resident_bytes"}
+    (resident None if any file's could not be measured)."""
+    total, resident = 0, 0
+    for p in paths:
+        if not Path(p).is_file():
+            continue
+        out = evict(p)
+        total += out["file_bytes"]
+        resident = (
+            None
+            if resident is None or out["resident_bytes"] is None
+            else (resident + out["resident_bytes"])
+        )
+    return {"file_bytes": total, "resident_bytes": resident}
+
+
+def drop_caches() -> None:
+    """Drop the whole machine's clean page cache (root only): sync, then echo 1."""
+    os.sync()
+    try:
+        with open(DROP_CACHES, "w") as fh:
+            fh.write("1\n")
+    except OSError as exc:
+        raise EvictionError(
+            f"cannot drop the page cache ({DROP_CACHES}: {exc.strerror or exc}); it needs "
+            "root: run without drop_caches (posix_fadvise eviction needs no root)"
+        ) from None
+
+
+def evict_partition(path: str | os.PathLike, also_drop_caches: bool = False) -> dict:
+    """Evict a DuckDB database file and its WAL (the caller has closed every connection
+    to it); report what remains resident."""
+    if also_drop_caches:
+        drop_caches()
+    return evict_files([path, f"{path}.wal"])
