@@ -1,7 +1,6 @@
 import dataclasses
 import json
 
-import engine_stub
 import pytest
 from click.testing import CliRunner
 
@@ -15,18 +14,13 @@ from wisconsin.store import TableSpec
 
 @pytest.fixture(scope="module")
 def run_path(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    engine_stub.install(mp)
-    try:
-        data = tmp_path_factory.mktemp("data")
-        build_tables(data, [TableSpec("F", 3000, p, 7) for p in (1, 2)], jobs=2)
-        out = tmp_path_factory.mktemp("runs") / "run.json"
-        opts = RunOptions(
-            data_dir=str(data), mode="shared-memory", kinds=("F",), out=str(out), min_reps=5
-        )
-        _, path = run(opts)
-    finally:
-        mp.undo()
+    data = tmp_path_factory.mktemp("data")
+    build_tables(data, [TableSpec("F", 3000, p, 7) for p in (1, 2)], jobs=2)
+    out = tmp_path_factory.mktemp("runs") / "run.json"
+    opts = RunOptions(
+        data_dir=str(data), mode="shared-memory", kinds=("F",), out=str(out), min_reps=5
+    )
+    _, path = run(opts)
     return path
 
 

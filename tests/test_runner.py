@@ -1,7 +1,6 @@
 import shutil
 
 import duckdb
-import engine_stub
 import pytest
 
 from wisconsin import runfile
@@ -21,18 +20,6 @@ def tables(tmp_path_factory):
     return data
 
 
-@pytest.fixture(autouse=True)
-def engine_api(monkeypatch):
-    """The engine side's make_cold/data_bytes/noop_statements (stubbed until it lands)."""
-    return engine_stub.install(monkeypatch)
-
-
-# Until the engine side lands, shared-nothing workers report no bytes read: cold cannot be
-# proven there, so those tests run warm.
-def _cache(mode, stubbed):
-    return "warm" if stubbed and mode == "shared-nothing" else "cold"
-
-
 def _run(data, tmp_path, **kw):
     kw.setdefault("repeat", 1)
     opts = RunOptions(data_dir=str(data), out=str(tmp_path / "runs"), warmup=1, **kw)
@@ -40,8 +27,8 @@ def _run(data, tmp_path, **kw):
 
 
 @pytest.mark.parametrize("mode", ["shared-memory", "shared-nothing"])
-def test_every_query_verified_at_p_1_2_4(tables, tmp_path, mode, engine_api):
-    cache = _cache(mode, engine_api)
+@pytest.mark.parametrize("cache", ["cold", "warm"])
+def test_every_query_verified_at_p_1_2_4(tables, tmp_path, mode, cache):
     result, path = _run(tables, tmp_path, mode=mode, partitions=(1, 2, 4), cache=cache)
     assert path.exists()
     loaded = runfile.load(path)

@@ -89,6 +89,13 @@ def check_cold(t: Target, query: str, variant: str, rep: Repetition) -> None:
     m = t.manifest
     if query == "scan" and variant == "as-written":
         return
+    if all(s.bytes_read is None for s in rep.partitions) and rep.bytes_read is not None:
+        # units that shared one process (shared-memory update): the step's total
+        if rep.bytes_read == 0:
+            raise ColdNotProven(
+                f"{m.name} {query} (round {rep.round}): a cold execution read 0 bytes"
+            )
+        return
     for s in rep.partitions:
         where = f"{m.name} {query} (round {rep.round}, partition {s.part})"
         if s.bytes_read is None:
@@ -150,6 +157,7 @@ def execute_once(
         dispatched_unix=dispatched,
         overhead_s=overhead,
         engine_share=slowest / step.wall_s if step.wall_s > 0 else None,
+        bytes_read=step.bytes_read,
     )
 
 

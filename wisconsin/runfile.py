@@ -66,6 +66,9 @@ class Repetition:
     dispatched_unix: float | None = None  # wall clock at dispatch (timeline figures)
     overhead_s: float | None = None  # empty statement, same path, same P, just before
     engine_share: float | None = None  # max partition engine_s / wall_s
+    # storage reads of every process of the step, summed: the evidence where units share a
+    # process and cannot be split (the shared-memory update); None if unknown
+    bytes_read: int | None = None
 
 
 @dataclass(frozen=True)
