@@ -184,31 +184,25 @@ def _shell(t: Target, query: str, opts: RunOptions, ram: int) -> dict:
 
 
 def run_step(t: Target, query: str, opts: RunOptions, round_index: int, position: int):
-    """(open seconds, [(repetition, is_warmup)]) of one step of one round. Round 0 is the
+    """[(repetition, is_warmup)] of one step of one round, on an open table. Round 0 is the
     cold warm-up round; in warm mode the warm-ups run right before the timed execution."""
     cold = opts.cache == "cold"
-    open_s = t.engine.open_table(t.manifest, t.table_dir)
+    if t.data_bytes is None:
+        t.data_bytes = t.engine.data_bytes()
     out = []
-    try:
-        if t.data_bytes is None:
-            t.data_bytes = t.engine.data_bytes()
-        warmups = opts.warmup if round_index == 0 else (0 if cold else max(1, opts.warmup))
-        for _ in range(warmups):
-            rep = execute_once(t, query, opts, index=0, cold=cold, profile=True)
-            out.append((replace(rep, round=round_index, position=position), True))
-        if round_index > 0:
-            # Profile scans (the proof they read everything); other timed executions
-            # run unprofiled, their warm-up carries the profile.
-            rep = execute_once(
-                t, query, opts, index=round_index, cold=cold, profile=query == "scan"
-            )
-            out.append((replace(rep, round=round_index, position=position), False))
-    finally:
-        t.engine.close_table()
+    warmups = opts.warmup if round_index == 0 else (0 if cold else max(1, opts.warmup))
+    for _ in range(warmups):
+        rep = execute_once(t, query, opts, index=0, cold=cold, profile=True)
+        out.append((replace(rep, round=round_index, position=position), True))
+    if round_index > 0:
+        # Profile scans (the proof they read everything); other timed executions run
+        # unprofiled, their warm-up carries the profile.
+        rep = execute_once(t, query, opts, index=round_index, cold=cold, profile=query == "scan")
+        out.append((replace(rep, round=round_index, position=position), False))
     if cold:
         for rep, _ in out:
             check_cold(t, query, opts.scan_variant, rep)
-    return open_s, out
+    return out
 
 
 @dataclass
@@ -237,19 +231,30 @@ class Loop:
             st.add_round(runfile.Round(index, seed, tuple(s.label for s in order), store.utc_now()))
         done = st.done_in_round(index)
         total = len(self.steps) * (self.opts.reps[1] + (self.opts.cache == "cold"))
-        for pos, step in enumerate(order):
-            if step.label in done:
-                continue
-            what = "warm-up round" if index == 0 else f"round {index}"
-            if self.progress:
-                self.progress(f"{self.opts.mode} {what}: {step.label}", self.done, total)
-            t = self.target(step)
-            open_s, reps = run_step(t, step.query, self.opts, index, pos)
-            shell = _shell(t, step.query, self.opts, self.ram)
-            for rep, warm in reps:
-                if not warm or step.label not in st.warmups:
-                    st.add_rep(step.label, shell, rep, warm, open_s)
-            self.done += 1
+        current, open_s = None, 0.0
+        try:
+            for pos, step in enumerate(order):
+                if step.label in done:
+                    continue
+                what = "warm-up round" if index == 0 else f"round {index}"
+                if self.progress:
+                    self.progress(f"{self.opts.mode} {what}: {step.label}", self.done, total)
+                t = self.target(step)
+                if t is not current:  # a table's steps are one block of the round
+                    if current is not None:
+                        current.engine.close_table()
+                        current = None
+                    open_s = t.engine.open_table(t.manifest, t.table_dir)
+                    current = t
+                reps = run_step(t, step.query, self.opts, index, pos)
+                shell = _shell(t, step.query, self.opts, self.ram)
+                for rep, warm in reps:
+                    if not warm or step.label not in st.warmups:
+                        st.add_rep(step.label, shell, rep, warm, open_s)
+                self.done += 1
+        finally:
+            if current is not None:
+                current.engine.close_table()
         return time.perf_counter() - t0
 
     def timed_rounds_done(self) -> int:
