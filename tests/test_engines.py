@@ -7,11 +7,12 @@ import os
 import uuid
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from wisconsin import pagecache, store
 from wisconsin.build import build_tables
-from wisconsin.engine import EngineConfig
+from wisconsin.engine import EngineConfig, memory_share
 from wisconsin.expect import expected_answers
 from wisconsin.queries import UPDATE_DELTA
 from wisconsin.runner import make_engine
@@ -129,3 +130,32 @@ def test_make_cold_evicts_and_the_next_scan_reads_the_table_from_storage(engine,
     step = _scan(engine, m)
     assert step.bytes_read >= 0.9 * data, (step.bytes_read, data)
     assert sum(u["rows_scanned"] for u in step.units.values()) == ROWS
+
+
+def _duckdb_shows(limit: str) -> str:
+    con = duckdb.connect(":memory:", config={"memory_limit": limit})
+    try:
+        return con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_memory_fraction_is_split_among_the_tables_instances_only(engine, table):
+    """A run starts max(P) workers; a P=2 table on a 4-worker cluster must give each of
+    its 2 instances half the budget, not a quarter (an idle worker needs none)."""
+    m, tdir = table
+    mode = engine.mode
+    engine.close_table()  # a file is open in one process at a time
+    eng = make_engine(mode, EngineConfig(memory_limit="256MB", memory_fraction=0.05))
+    try:
+        eng.start(4 if mode == "shared-nothing" else PARTS)
+        eng.open_table(m, tdir)
+        want = memory_share(0.05, PARTS if mode == "shared-nothing" else 1)
+        assert set(eng.memory_limits.values()) == {want}
+        for _ in range(2):  # make_cold reopens the sessions: the limit must survive
+            shown = eng.query("SELECT current_setting('memory_limit')")
+            assert {rows[0][0] for rows in shown.values()} == {_duckdb_shows(want)}
+            eng.make_cold()
+    finally:
+        eng.stop()
+        engine.open_table(m, tdir)

@@ -203,6 +203,7 @@ def _engine_config(mode, partitions, memory_limit, timeout, cluster_address, tls
     address, security = _engine_target(cluster_address, mode, *tls)
     return EngineConfig(
         memory_limit=memory_limit or default_memory_limit(mode, partitions),
+        memory_fraction=None if memory_limit else 0.6,  # default: RAM split per table's P
         timeout_s=timeout,
         cluster=address,
         security=security,

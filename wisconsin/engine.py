@@ -37,6 +37,11 @@ class EngineConfig:
     # make_cold also drops the whole machine's page cache (root only; posix_fadvise
     # eviction of the table's files needs no root and is always done)
     drop_caches: bool = False
+    # When set, replaces memory_limit: DuckDB gets this fraction of each host's RAM, split
+    # evenly among the instances the open table uses on that host (shared-memory: its one
+    # instance). A per-instance limit sized for max(P) starves P=1's buffer pool, whose
+    # "warm" scans then re-read blocks (2x the CPU; docs/performance.md, Engine parity).
+    memory_fraction: float | None = None
 
 
 @dataclass
@@ -58,6 +63,14 @@ class StepResult:
 
 # The harness-overhead probe: a statement that does no work, dispatched like any other.
 NOOP = Statement(query="noop", sql="SELECT 1", profile=False)
+
+
+def memory_share(fraction: float, instances: int) -> str:
+    """A DuckDB memory_limit: fraction of this host's RAM over instances (in MB)."""
+    import psutil
+
+    total = psutil.virtual_memory().total
+    return f"{max(64, int(total * fraction / max(1, instances)) // 2**20)}MB"
 
 
 def units_bytes_read(units: Mapping[int, dict]) -> int | None:
@@ -84,6 +97,7 @@ def timed_update(
 
 class Engine(Protocol):
     mode: str
+    memory_limits: dict[int, str]  # DuckDB memory_limit per open partition (-1: the one)
 
     def start(self, partitions: int, placement: Mapping[int, str] | None = None) -> float:
         """Start P workers (or check a cluster has them); return the start-up seconds."""

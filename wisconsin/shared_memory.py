@@ -20,7 +20,7 @@ import duckdb
 import psutil
 
 from wisconsin import commit, pagecache, queries
-from wisconsin.engine import NOOP, EngineConfig, StepResult, timed_update
+from wisconsin.engine import NOOP, EngineConfig, StepResult, memory_share, timed_update
 from wisconsin.partition import PartitionSession
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
@@ -69,8 +69,9 @@ class SharedMemoryEngine:
         """One DuckDB instance with every partition and the result file attached."""
         self.con = duckdb.connect(
             ":memory:",
-            config={"threads": self.partitions, "memory_limit": self.config.memory_limit},
+            config={"threads": self.partitions, "memory_limit": self._memory_limit()},
         )
+        self.con.execute("SET enable_progress_bar = false")  # see PartitionSession.open
         for p in manifest.parts:
             self.con.execute(f"ATTACH '{partition_path(self.table_dir, p)}' AS p{p.index}")
         self.con.execute(f"ATTACH '{self.result_file}' AS results")
@@ -83,6 +84,15 @@ class SharedMemoryEngine:
             cur.execute("CREATE TABLE IF NOT EXISTS wisconsin_txn (txid VARCHAR PRIMARY KEY)")
             self.parts[p.index] = PartitionSession(cur, label=f"p{p.index}")
         self.whole = PartitionSession(self.con.cursor(), label="all")
+
+    def _memory_limit(self) -> str:
+        frac = self.config.memory_fraction
+        return self.config.memory_limit if frac is None else memory_share(frac, 1)
+
+    @property
+    def memory_limits(self) -> dict[int, str]:
+        """DuckDB memory_limit of the one instance holding every partition."""
+        return {WHOLE: self._memory_limit()}
 
     def _disconnect(self) -> None:
         for s in self.parts.values():

@@ -12,8 +12,10 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping
 
 import dask
@@ -75,6 +77,7 @@ class SharedNothingEngine:
         self.paths: dict[int, str] = {}
         self.table_dir = ""
         self._known: dict[str, str] | None = None
+        self.memory_limits: dict[int, str] = {}  # DuckDB memory_limit per open partition
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -177,10 +180,26 @@ class SharedNothingEngine:
         self._wait_for_workers()
         # The processes this table's sessions live in: a restart after this point loses them.
         self._known = worker_addresses(self.client)
+        self._size_memory()
         self._map(worker.task_open, lambda p: (self.paths[p],))
         commit.recover(commit.DecisionLog(table_dir), self._transport(), range(len(self.paths)))
         self._map(worker.task_prune_markers, lambda p: (self.paths[p],))
         return time.perf_counter() - t0
+
+    def _size_memory(self) -> None:
+        """EngineConfig.memory_fraction: each host's share of RAM split evenly among this
+        table's partitions on it (idle workers of a larger cluster get none)."""
+        frac = self.config.memory_fraction
+        self.memory_limits = {p: self.config.memory_limit for p in self.paths}
+        if frac is None:
+            return
+        addr = {p: self._known[self.placement[p]] for p in self.paths}
+        names = self.client.run(socket.gethostname, workers=sorted(set(addr.values())))
+        host = {p: names[a] for p, a in addr.items()}
+        count = Counter(host.values())
+        self.memory_limits = self._map(
+            worker.task_memory_share, lambda p: (self.paths[p], frac, count[host[p]])
+        )
 
     def close_table(self) -> None:
         if self.client is not None and self.paths:

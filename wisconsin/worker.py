@@ -13,7 +13,7 @@ import time
 from distributed import WorkerPlugin, get_worker
 
 from wisconsin import pagecache, store
-from wisconsin.engine import Fault
+from wisconsin.engine import Fault, memory_share
 from wisconsin.partition import PartitionSession
 from wisconsin.queries import Statement
 
@@ -38,6 +38,7 @@ class PartitionSessions(WorkerPlugin):
         self.threads = threads
         self.memory_limit = memory_limit
         self.sessions: dict[str, PartitionSession] = {}
+        self.limits: dict[str, str] = {}  # per-file memory_limit (EngineConfig.memory_fraction)
 
     def setup(self, worker) -> None:
         self.sessions = {}
@@ -51,7 +52,7 @@ class PartitionSessions(WorkerPlugin):
     def session(self, path: str) -> PartitionSession:
         s = self.sessions.get(path)
         if s is None:
-            s = PartitionSession.open(path, self.threads, self.memory_limit)
+            s = PartitionSession.open(path, self.threads, self.limits.get(path, self.memory_limit))
             self.sessions[path] = s
         return s
 
@@ -124,6 +125,17 @@ def make_cold(sessions: PartitionSessions, path: str, drop_caches: bool = False)
 
 def task_make_cold(path: str, drop_caches: bool) -> dict:
     return make_cold(_sessions(), path, drop_caches)
+
+
+def task_memory_share(path: str, fraction: float, instances: int) -> str:
+    """Size path's DuckDB memory_limit as its share of this host's RAM, now (if open) and
+    for every reopening."""
+    sessions = _sessions()
+    limit = sessions.limits[path] = memory_share(fraction, instances)
+    s = sessions.sessions.get(path)
+    if s is not None:
+        s.con.execute(f"SET memory_limit = '{limit}'")
+    return limit
 
 
 def task_data_bytes(path: str, table: str) -> int:

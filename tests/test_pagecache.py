@@ -1,0 +1,45 @@
+"""Page-cache helpers: eviction, residency and bytes read, on a small real file."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from wisconsin import pagecache
+
+
+def test_evict_empties_the_cache_and_the_next_read_comes_from_storage(tmp_path):
+    f = tmp_path / "blob"
+    size = 4 << 20
+    f.write_bytes(os.urandom(size))
+    f.read_bytes()
+    if pagecache.read_bytes() is None or pagecache.resident_bytes(f) is None:
+        pytest.skip("no /proc/self/io or mincore here")
+    assert pagecache.resident_bytes(f) == size  # just written and read: all cached
+    out = pagecache.evict(f)
+    assert out == {"file_bytes": size, "resident_bytes": 0}
+    before = pagecache.read_bytes()
+    f.read_bytes()
+    assert pagecache.read_bytes() - before >= size  # from storage, not the cache
+    assert pagecache.resident_bytes(f) == size
+
+
+def test_evict_partition_covers_the_wal_and_tolerates_its_absence(tmp_path):
+    db = tmp_path / "p.duckdb"
+    db.write_bytes(b"x" * 8192)
+    assert pagecache.evict_partition(db)["file_bytes"] == 8192
+    (tmp_path / "p.duckdb.wal").write_bytes(b"y" * 4096)
+    assert pagecache.evict_partition(db)["file_bytes"] == 8192 + 4096
+
+
+def test_drop_caches_without_permission_is_one_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setattr(pagecache, "DROP_CACHES", str(tmp_path / "no" / "such"))
+    with pytest.raises(pagecache.EvictionError, match="needs root"):
+        pagecache.drop_caches()
+
+
+def test_resident_bytes_of_an_empty_file_is_zero(tmp_path):
+    f = tmp_path / "empty"
+    f.write_bytes(b"")
+    assert pagecache.resident_bytes(f) == 0

@@ -1,0 +1,151 @@
+"""Machine probes: how fast this machine reads storage and memory, scans with one DuckDB
+thread, and dispatches an empty statement to P workers. The runner records them in the run
+file (runfile.Calibration); `bench` sizes its tables from them. Each is bounded to a few
+seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from wisconsin import pagecache, queries, store
+
+CHUNK = 1 << 20  # 1 MiB reads: large enough that the syscall cost is noise
+
+
+def storage_read_bytes_per_s(path: str | os.PathLike, max_seconds: float = 2.0) -> float | None:
+    """Sequential read rate of path after evicting it from the page cache (one stream,
+    1 MiB reads, stopping at EOF or max_seconds). None when the bytes did not come from
+    storage (e.g. tmpfs, or no /proc/self/io to prove it): that would be a memory rate."""
+    pagecache.evict(path)
+    buf = bytearray(CHUNK)
+    view = memoryview(buf)
+    io0 = pagecache.read_bytes()
+    done = 0
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < max_seconds:
+            n = os.readv(fd, [view])
+            if n == 0:
+                break
+            done += n
+        seconds = time.perf_counter() - t0
+    finally:
+        os.close(fd)
+    io1 = pagecache.read_bytes()
+    if not done or io0 is None or io1 is None or io1 - io0 < 0.5 * done:
+        return None
+    return done / seconds
+
+
+def memory_read_bytes_per_s(nbytes: int = 256 << 20, repeats: int = 3) -> float:
+    """One core summing a resident int64 array (best of repeats): a streaming read rate."""
+    import numpy as np
+
+    arr = np.ones(max(1, nbytes // 8), dtype=np.int64)  # written, so resident
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        arr.sum()
+        best = min(best, time.perf_counter() - t0)
+    return arr.nbytes / best
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What probe() measured on this machine."""
+
+    cores: int
+    rows: int  # rows of the one-partition probe table
+    table_bytes: int  # its partition file size
+    scan_rows_per_s: float  # full-row scan, one in-process DuckDB thread, buffer pool warm
+    cold_scan_rows_per_s: float | None  # the same scan after make_cold-style eviction
+    storage_read_bytes_per_s: float | None  # sequential read of the evicted probe file
+    memory_read_bytes_per_s: float
+    dispatch_partitions: int  # P the overhead was measured at
+    dispatch_s: float | None  # median empty statement through a shared-nothing engine
+    seconds: float  # the probe's own duration, generation included
+
+
+def _table(workdir: Path, rows: int, partitions: int) -> tuple[store.Manifest, Path]:
+    from wisconsin.build import build_tables
+
+    data = workdir / f"probe-{rows}x{partitions}"
+    (m,) = build_tables(data, [store.TableSpec("F", rows, partitions, 1)]).manifests
+    return m, data / m.name
+
+
+def _scan_rates(m: store.Manifest, path: str, repeats: int) -> tuple[float, float | None]:
+    """(warm, cold) rows/s of the full-row scan on one partition file, one thread. Cold
+    is None unless the cold scan read >= 90% of the table's blocks from storage."""
+    from wisconsin.partition import PartitionSession
+
+    stmt = queries.statement("scan", m.rows, table=m.table, scan_variant="full-row")
+    s = PartitionSession.open(path, threads=1)
+    try:
+        data = s.data_bytes(m.table)
+    finally:
+        s.close()
+    pagecache.evict_partition(path)
+    s = PartitionSession.open(path, threads=1)
+    try:
+        pagecache.evict_partition(path)  # opening re-read metadata (see worker.make_cold)
+        first = s.run(stmt)
+        warm = [s.run(stmt)["engine_s"] for _ in range(repeats)]
+    finally:
+        s.close()
+    read = first["bytes_read"]
+    cold = m.rows / first["engine_s"] if read is not None and read >= 0.9 * data else None
+    return m.rows / statistics.median(warm), cold
+
+
+def _dispatch(workdir: Path, partitions: int, repeats: int) -> float:
+    from wisconsin.engine import EngineConfig
+    from wisconsin.shared_nothing import SharedNothingEngine
+
+    m, tdir = _table(workdir, 1000 * partitions, partitions)
+    engine = SharedNothingEngine(EngineConfig(memory_limit="256MB"))
+    try:
+        engine.start(partitions)
+        engine.open_table(m, str(tdir))
+        noop = engine.noop_statements()
+        engine.execute(noop)  # first dispatch pays connection set-up
+        return statistics.median(engine.execute(noop).wall_s for _ in range(repeats))
+    finally:
+        engine.stop()
+
+
+def probe(
+    workdir: str | os.PathLike,
+    max_partitions: int,
+    rows: int = 200_000,
+    repeats: int = 5,
+    dispatch: bool = True,
+) -> Probe:
+    """Generate a one-partition table of rows into workdir (reused if already there) and
+    measure; with dispatch, also start max_partitions local workers (~0.5 s each) and time
+    the empty statement through them."""
+    import psutil
+
+    t0 = time.perf_counter()
+    work = Path(workdir)
+    m, tdir = _table(work, rows, 1)
+    path = str(store.partition_path(tdir, m.parts[0]))
+    warm, cold = _scan_rates(m, path, repeats)
+    return Probe(
+        cores=psutil.cpu_count(logical=True) or 1,
+        rows=rows,
+        table_bytes=os.path.getsize(path),
+        scan_rows_per_s=warm,
+        cold_scan_rows_per_s=cold,
+        storage_read_bytes_per_s=storage_read_bytes_per_s(path),
+        memory_read_bytes_per_s=memory_read_bytes_per_s(),
+        dispatch_partitions=max_partitions,
+        dispatch_s=_dispatch(work, max_partitions, repeats) if dispatch else None,
+        seconds=time.perf_counter() - t0,
+    )
