@@ -412,18 +412,51 @@ def export(table_dir, out_dir) -> None:
 # --------------------------------------------------------------------------- bench
 
 
+def _bytes(ctx, param, value: str | None) -> int | None:
+    if value is None:
+        return None
+    import re
+
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)i?b?\s*", value.lower())
+    if not m:
+        raise click.BadParameter(f"expected a size like 10GB or 500MB, got {value!r}")
+    return int(float(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " "))
+
+
 @cli.command()
-@PRESET
+@click.option(
+    "--preset",
+    default=None,
+    help="Fixed table sizes (tiny, laptop, clx, vlx: no calibration). Default: sizes "
+    "calibrated on this machine within --disk-budget and --time-budget.",
+)
 @data_option("Where tables are generated (and reused from).")
 @MODE
 @click.option(
     "--partitions",
     callback=_int_list,
     default=None,
-    help="Partition counts (default: the preset's).",
+    help="Partition counts (default: 1,2,4,8,16, or the preset's).",
 )
 @SEED
+@measurement_options
 @REPEAT
+@click.option(
+    "--time-budget",
+    type=click.FloatRange(min=60),
+    default=None,
+    metavar="SECONDS",
+    help="The whole bench (generate, rounds, report): calibrated sizes are chosen to fit "
+    "it, and no round starts that would end after it. Default: 780 (13 min) when "
+    "calibrating, none with a --preset.",
+)
+@click.option(
+    "--disk-budget",
+    callback=_bytes,
+    default="10GB",
+    show_default=True,
+    help="Disk the calibrated tables may take (printed before starting).",
+)
 @click.option(
     "--out", default="runs", show_default=True, help="Directory for run file, report, figures."
 )
@@ -435,7 +468,13 @@ def bench(
     mode,
     partitions,
     seed,
+    cache,
+    min_reps,
+    max_reps,
+    target_ci,
     repeat,
+    time_budget,
+    disk_budget,
     out,
     quiet,
     cluster_address,
@@ -444,29 +483,89 @@ def bench(
     tls_key,
     worker_data,
 ) -> None:
-    """The main job: generate, run F and G at every partition count, report and plot."""
+    """The main job: size the tables for this machine, generate, run F and G at every
+    partition count in interleaved rounds, report and plot."""
+    import time
+
+    from wisconsin.bench import BENCH_PARTITIONS, plan_sizes
     from wisconsin.bench import bench as run_bench
     from wisconsin.presets import get_preset
     from wisconsin.runner import RunOptions
 
-    parts = partitions or get_preset(preset).partitions
+    started = time.monotonic()
+    if time_budget is None and preset is None:
+        time_budget = 780.0
     if cluster_address is None and worker_data is not None:
         raise click.UsageError("--worker-data needs --cluster")
+    if preset is not None:
+        chosen = get_preset(preset)
+        parts = partitions or chosen.partitions
+    else:
+        if cluster_address is not None:
+            raise click.UsageError("--cluster needs a --preset (calibration probes this machine)")
+        from wisconsin.calibrate import probe
+        from wisconsin.environment import usable_cores
+
+        parts = partitions or BENCH_PARTITIONS
+        click.echo("calibrating this machine (a probe table, cold and warm scans, dispatch)...")
+        found = probe(Path(data_dir) / "_probe", max_partitions=min(usable_cores(), max(parts)))
+        plan = plan_sizes(
+            found,
+            disk_budget=disk_budget,
+            time_budget_s=time_budget - (time.monotonic() - started),
+            partitions=parts,
+        )
+        chosen = plan.preset
+        click.echo(
+            f"probe: {found.cores} cores; cold full-row scan "
+            f"{(found.cold_scan_rows_per_s or 0) / 1e6:.2f} M rows/s per process; storage "
+            f"{(found.storage_read_bytes_per_s or 0) / 2**20:.0f} MB/s; harness overhead "
+            f"{(found.dispatch_s or 0) * 1e3:.1f} ms at P = {found.dispatch_partitions}"
+        )
+        click.echo(
+            f"sizes: F {plan.f_rows:,} rows, G {plan.g_rows:,} rows per partition, P = "
+            f"{','.join(map(str, parts))}: {plan.disk_bytes / 2**30:.1f} GB of disk (budget "
+            f"{disk_budget / 2**30:.1f} GB), ~{plan.predicted_s / 60:.0f} min predicted "
+            f"(budget {time_budget / 60:.0f} min); shortest headline scan ~"
+            f"{plan.min_scan_s:.2f} s vs {plan.bound_s:.2f} s needed"
+        )
+        for note in plan.notes:
+            click.echo(f"note: {note}")
     engine = _engine_config(mode, parts, None, 3600, cluster_address, (tls_ca, tls_cert, tls_key))
     opts = RunOptions(
-        data_dir=data_dir, mode=mode, partitions=parts, repeat=repeat, out=out, engine=engine
+        data_dir=data_dir,
+        mode=mode,
+        partitions=parts,
+        repeat=repeat,
+        out=out,
+        engine=engine,
+        cache=cache,
+        min_reps=min_reps,
+        max_reps=max(min_reps, max_reps),
+        target_ci=target_ci,
     )
     with _progress(not quiet and sys.stderr.isatty()) as progress:
-        result = run_bench(preset, data_dir, seed, opts, progress=progress, worker_data=worker_data)
+        result = run_bench(
+            chosen,
+            data_dir,
+            seed,
+            opts,
+            progress=progress,
+            worker_data=worker_data,
+            deadline=None if time_budget is None else started + time_budget,
+        )
     if not quiet:
         click.echo(result.report_text)
     reused = f" (reused {', '.join(result.tables_reused)})" if result.tables_reused else ""
     click.echo(f"tables:   {data_dir}{reused}")
-    click.echo(f"run file: {result.run_path}")
+    click.echo(f"run file: {result.run_path} ({result.run.stop_reason})")
     click.echo(f"report:   {result.report_path}")
     click.echo(
         f"figures:  {len(result.figures)} files in {result.run_path.parent}, e.g. "
         f"{next((f for f in result.figures if 'overview' in f.name and f.suffix == '.png'), result.figures[0])}"
+    )
+    click.echo(
+        f"bench took {time.monotonic() - started:.0f} s; check it with `wisconsin audit {result.run_path}`"
     )
 
 
