@@ -162,3 +162,11 @@ def test_warm_runs_claim_nothing_to_prove(run_path):
     ms, base = warm(run.measurements), warm(run.baseline)
     rules = _rules(dataclasses.replace(run, config=cfg, measurements=ms, baseline=base))
     assert rules["cache state proven"].ok and "warm" in rules["cache state proven"].detail
+
+
+def test_report_and_plot_refuse_an_incomplete_run(run_path, tmp_path):
+    edited = _edit(run_path, tmp_path, lambda d: d.update(status="incomplete", stop_reason="x"))
+    for cmd in ("report", "plot"):
+        result = _cli(cmd, str(edited))
+        assert result.exit_code == 2 and "incomplete run" in result.output
+        assert "--resume" in result.output

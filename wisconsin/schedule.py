@@ -95,6 +95,8 @@ class Headline:
     P0: int
     value: float
     half_width: float | None  # (hi - lo) / 2 / value; None without an interval
+    lo: float | None = None
+    hi: float | None = None
 
 
 def headline_ratios(measurements: Iterable[Measurement]) -> list[Headline]:
@@ -117,7 +119,9 @@ def headline_ratios(measurements: Iterable[Measurement]) -> list[Headline]:
             else:
                 r = ratio_interval(m.times, base.times)
             hw = None if r.lo is None or r.hi is None else (r.hi - r.lo) / 2 / abs(r.value)
-            out.append(Headline(kind, query, m.partitions, base.partitions, r.value, hw))
+            out.append(
+                Headline(kind, query, m.partitions, base.partitions, r.value, hw, r.lo, r.hi)
+            )
     return out
 
 
