@@ -119,7 +119,9 @@ class RunState:
                 warm = dict(reps[0], index=-1)  # no warm-up ran: the first timed, marked -1
             opens = self.opens.get(label) or [0.0]
             out.append(dict(shell, warmup=warm, repetitions=reps, startup_s=metrics.median(opens)))
-        return out
+        # the run file lists measurements by P, kind, query (the order they ran in is in rounds)
+        rank = {q: i for i, q in enumerate(runfile.QUERIES)}
+        return sorted(out, key=lambda m: (m["partitions"], m["kind"], rank.get(m["query"], 9)))
 
     def to_run(self, **changes) -> Run:
         data = dict(
