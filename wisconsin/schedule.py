@@ -148,6 +148,11 @@ def stop_reason(
     if rounds_done < min_reps:
         return ""
     heads = headline_ratios(measurements)
+    if not heads:
+        return (
+            f"min reps: {rounds_done} rounds (--min-reps {min_reps}); no headline ratio to "
+            "narrow (every ratio has a harness-dominated point, or one P per kind)"
+        )
     wide = [h for h in heads if h.half_width is None or h.half_width > target_ci]
     if not wide:
         return (
