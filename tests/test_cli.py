@@ -9,6 +9,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from wisconsin import runfile
 from wisconsin.cli import cli
 
 
@@ -335,7 +336,8 @@ def test_ctrl_c_during_generate_is_one_line_and_resumable(tmp_path):
 
 
 def test_ctrl_c_during_run_stops_workers_quietly(data, tmp_path):
-    """^C mid-run: one line, exit 130, no run file, no worker tracebacks, no workers left."""
+    """^C mid-run: one line, exit 130, no worker tracebacks, no workers left; what was measured
+    before it is kept as an incomplete run file (before any execution: no file)."""
     import signal
     import time
 
@@ -366,8 +368,17 @@ def test_ctrl_c_during_run_stops_workers_quietly(data, tmp_path):
     os.killpg(proc.pid, signal.SIGINT)
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130
-    assert err.strip() == "interrupted; no run file was written"
-    assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").iterdir())
+    files = list((tmp_path / "runs").glob("*.json")) if (tmp_path / "runs").exists() else []
+    if files:  # an incomplete run file, named in the one line, and no journal left
+        (path,) = files
+        assert err.strip() == (
+            f"interrupted; what was measured is in {path} (incomplete): continue it with "
+            f"`wisconsin run --resume {path}`"
+        )
+        assert runfile.load(path).status == "incomplete"
+        assert not list((tmp_path / "runs").glob("*.journal"))
+    else:
+        assert err.strip() == "interrupted; no run file was written"
     time.sleep(1)
     alive = [
         p

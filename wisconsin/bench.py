@@ -3,15 +3,111 @@ every partition count, write the report and the figures next to the run file."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wisconsin import WisconsinError, cluster, lock, plots, report
 from wisconsin.build import Progress, build_tables
-from wisconsin.presets import get_preset
+from wisconsin.presets import Preset, get_preset
 from wisconsin.runfile import Run
 from wisconsin.runner import RunOptions, run
+from wisconsin.schedule import OVERHEAD_MULTIPLE_MIN
 from wisconsin.store import TableSpec
+
+CALIBRATED = "calibrated"  # bench's default: sizes from a probe of this machine
+BENCH_PARTITIONS = (1, 2, 4, 8, 16)
+DEFAULT_DISK_BUDGET = 10 * 2**30
+DEFAULT_TIME_BUDGET_S = 780.0  # generate + run + report, under 15 minutes with the probe
+# Untimed work per step of a round (open share, evict, empty statement, verify, undo):
+# ~0.3-1.5 s measured on the shared 2-core machine.
+STEP_OVERHEAD_S = 0.6
+# Cold cost of one round's queries on a table, in full-row scans of it: scan 1, select
+# ~1 (1% of rows spread over every block), average ~0.04, update ~0.05 + commit, join ~2
+# (two tables). Measured on 4 M rows: scan 2.5 s, average 0.10 s, update 0.13 s cold.
+ROUND_SCANS = 4.2
+GENERATE_ROWS_PER_S = 300_000.0  # both tables of a partition, 2 cores, measured
+SAFETY = 2.0  # sizes the shortest scan at SAFETY x the bound
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The table sizes bench chose, and what it predicts for them."""
+
+    f_rows: int
+    g_rows: int  # per partition
+    partitions: tuple[int, ...]
+    disk_bytes: int
+    predicted_s: float  # generate + the minimum rounds
+    min_scan_s: float  # predicted cold scan at P = cores (the shortest headline scan)
+    bound_s: float  # 20 x the harness overhead at P <= cores
+    notes: tuple[str, ...]
+
+    @property
+    def preset(self) -> Preset:
+        return Preset(CALIBRATED, self.f_rows, self.g_rows, self.partitions, "calibrated")
+
+
+def plan_sizes(
+    probe,
+    *,
+    disk_budget: int,
+    time_budget_s: float,
+    partitions: tuple[int, ...] = BENCH_PARTITIONS,
+    rounds: int = 6,
+) -> Plan:
+    """Table sizes for this machine: the F scan at P = cores and the G1/G2 scans must last
+    SAFETY x 20 x the harness overhead at P <= cores; then as large as the disk and time
+    budgets allow (longer queries: the short ones, average and update, gain most)."""
+    cores = max(1, min(probe.cores, max(partitions)))
+    row_bytes = probe.table_bytes / probe.rows  # both tables of a partition
+    cold_rate = probe.cold_scan_rows_per_s or probe.scan_rows_per_s
+    overhead = probe.dispatch_s or 0.02
+    bound = OVERHEAD_MULTIPLE_MIN * overhead
+    # rows one partition must hold so its cold scan lasts SAFETY x bound
+    need = math.ceil(SAFETY * bound * cold_rate)
+    sum_p = sum(partitions)
+    steps = (2 * len(partitions) + 1) * 5
+
+    def cost(g: int) -> tuple[int, float]:
+        f = g * cores
+        rows = f * len(partitions) + g * sum_p  # F tables + G tables
+        disk = int(rows * row_bytes)
+        run_rows = rows + f  # + the single-thread baseline on F1
+        t = rows / GENERATE_ROWS_PER_S + rounds * (
+            steps * STEP_OVERHEAD_S + ROUND_SCANS * run_rows / cold_rate
+        )
+        return disk, t
+
+    g, notes = need, []
+    disk, t = cost(g)
+    if disk > disk_budget or t > time_budget_s:
+        notes.append(
+            f"the budgets do not allow tables long enough: {g:,} rows per partition need "
+            f"{disk / 2**30:.1f} GB and ~{t / 60:.0f} min (budgets {disk_budget / 2**30:.1f} "
+            f"GB, {time_budget_s / 60:.0f} min); using the largest that fit"
+        )
+    lo, hi = 1000, max(g, 1000) * 64
+    while hi - lo > max(1000, lo // 100):  # largest g within both budgets
+        mid = (lo + hi) // 2
+        d, tt = cost(mid)
+        if d <= disk_budget and tt <= time_budget_s:
+            lo = mid
+        else:
+            hi = mid
+    g = lo
+    disk, t = cost(g)
+    f = g * cores
+    min_scan = g / cold_rate
+    short = min_scan * 0.04  # the cold average, the shortest query
+    if short < bound:
+        notes.append(
+            f"average (cold ~{short * 1e3:.0f} ms at P = {cores}) stays below {bound * 1e3:.0f} ms "
+            f"= {OVERHEAD_MULTIPLE_MIN:.0f}x the harness overhead: it reads one column, and "
+            f"reaching the bound needs ~{bound / 0.04 * cold_rate * cores * row_bytes * len(partitions) / 2**30:.0f} GB of F tables"
+        )
+    return Plan(f, g, tuple(partitions), disk, t, min_scan, bound, tuple(notes))
 
 
 @dataclass(frozen=True)
@@ -58,26 +154,27 @@ def disk_plan(specs, data_dir: str, on_cluster: bool = False) -> DiskPlan:
     return DiskPlan(new, tuple(reused), free)
 
 
-def preset_specs(preset: str, seed: int, kinds, partitions) -> list[TableSpec]:
-    p = get_preset(preset)
+def preset_specs(preset: str | Preset, seed: int, kinds, partitions) -> list[TableSpec]:
+    p = preset if isinstance(preset, Preset) else get_preset(preset)
     return [TableSpec(k, p.rows_for(k), n, seed) for k in kinds for n in partitions]
 
 
 @lock.locked("data_dir", create=True)
 def bench(
-    preset: str,
+    preset: str | Preset,
     data_dir: str,
     seed: int,
     options: RunOptions,
     progress: Progress | None = None,
     worker_data: str | None = None,
+    deadline: float | None = None,
 ) -> BenchResult:
     """Generate + run + report + plot. options carries everything but the tables to use.
 
     With options.engine.cluster the tables are generated in place on the cluster's workers
     (worker_data: see wisconsin.cluster for where workers write).
     """
-    p = get_preset(preset)
+    p = preset if isinstance(preset, Preset) else get_preset(preset)
     specs = [
         TableSpec(k, p.rows_for(k), n, seed) for k in options.kinds for n in options.partitions
     ]
@@ -94,6 +191,9 @@ def bench(
             client.close()
     else:
         built = build_tables(data_dir, specs, progress=progress)
+    if deadline is not None:  # what is left of the bench's time budget is the run's
+        left = deadline - time.monotonic() - 20.0  # report and figures
+        options = replace(options, time_budget_s=max(1.0, left))
     result, path = run(options, progress=progress)
     text = report.render_report([result], "text")
     report_path = path.with_suffix(".report.txt")

@@ -30,11 +30,18 @@ class _Group(click.Group):
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise click.ClickException(f"DuckDB: {first}") from None
             raise
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            run_file = getattr(exc, "run_file", None)
+            kept = (
+                f"what was measured is in {run_file} (incomplete): continue it with "
+                f"`wisconsin run --resume {run_file}`"
+                if run_file
+                else "no run file was written"
+            )
             what = {
                 "generate": "finished partitions are kept and the next generate resumes",
-                "bench": "finished partitions are kept; no run file was written",
-                "run": "no run file was written",
+                "bench": f"finished partitions are kept; {kept}",
+                "run": kept,
             }.get(ctx.invoked_subcommand or "", "nothing was written")
             click.echo(f"interrupted; {what}", err=True)
             sys.exit(130)
@@ -176,10 +183,48 @@ MODE = click.option(
 REPEAT = click.option(
     "--repeat",
     type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Timed repetitions per (table, query).",
+    default=None,
+    help="Exactly this many timed rounds (sets --min-reps and --max-reps).",
 )
+
+
+def measurement_options(fn):
+    """--cache, --min-reps, --max-reps, --target-ci, --time-budget (run and bench)."""
+    opts = [
+        click.option(
+            "--cache",
+            type=click.Choice(["cold", "warm"]),
+            default="cold",
+            show_default=True,
+            help="cold: every partition evicted from the OS page cache and DuckDB before each "
+            "timed execution, proven by the bytes read (the paper's disk-bound tables); warm: "
+            "the statement runs untimed right before, data resident.",
+        ),
+        click.option(
+            "--min-reps",
+            type=click.IntRange(min=1),
+            default=5,
+            show_default=True,
+            help="Timed rounds at least (each round runs every table and query once).",
+        ),
+        click.option(
+            "--max-reps",
+            type=click.IntRange(min=1),
+            default=10,
+            show_default=True,
+            help="Timed rounds at most.",
+        ),
+        click.option(
+            "--target-ci",
+            type=click.FloatRange(min=0, min_open=True),
+            default=0.10,
+            show_default=True,
+            help="Stop once every headline ratio's 95% interval is within +- this fraction.",
+        ),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
 
 
 def data_option(help_text: str):
@@ -484,7 +529,7 @@ def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -
 
         client = connect(address, security)
     try:
-        with _progress(not quiet and sys.stderr.isatty()) as progress:
+        with _progress(quiet) as progress:
             result = repair_table(table_dir, jobs=jobs, progress=progress, client=client)
     finally:
         if client is not None:
@@ -520,18 +565,51 @@ def export(table_dir, out_dir) -> None:
 # --------------------------------------------------------------------------- bench
 
 
+def _bytes(ctx, param, value: str | None) -> int | None:
+    if value is None:
+        return None
+    import re
+
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)i?b?\s*", value.lower())
+    if not m:
+        raise click.BadParameter(f"expected a size like 10GB or 500MB, got {value!r}")
+    return int(float(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " "))
+
+
 @cli.command()
-@PRESET
+@click.option(
+    "--preset",
+    default=None,
+    help="Fixed table sizes (tiny, laptop, clx, vlx: no calibration). Default: sizes "
+    "calibrated on this machine within --disk-budget and --time-budget.",
+)
 @data_option("Where tables are generated (and reused from).")
 @MODE
 @click.option(
     "--partitions",
     callback=_int_list,
     default=None,
-    help="Partition counts (default: the preset's).",
+    help="Partition counts (default: 1,2,4,8,16, or the preset's).",
 )
 @SEED
+@measurement_options
 @REPEAT
+@click.option(
+    "--time-budget",
+    type=click.FloatRange(min=60),
+    default=None,
+    metavar="SECONDS",
+    help="The whole bench (generate, rounds, report): calibrated sizes are chosen to fit "
+    "it, and no round starts that would end after it. Default: 780 (13 min) when "
+    "calibrating, none with a --preset.",
+)
+@click.option(
+    "--disk-budget",
+    callback=_bytes,
+    default="10GB",
+    show_default=True,
+    help="Disk the calibrated tables may take (printed before starting).",
+)
 @click.option(
     "--out",
     default=DEFAULT_OUT,
@@ -574,7 +652,13 @@ def bench(
     mode,
     partitions,
     seed,
+    cache,
+    min_reps,
+    max_reps,
+    target_ci,
     repeat,
+    time_budget,
+    disk_budget,
     out,
     quiet,
     cluster_address,
@@ -587,10 +671,12 @@ def bench(
     step_seconds,
     rule,
 ) -> None:
-    """The main job: generate, run F and G at every partition count, report and plot.
+    """The main job: size the tables for this machine, generate, run F and G at every
+    partition count in interleaved rounds, report and plot.
 
     With --workload debitcredit: OLTP scaleup at P = 1, 2, 4 (or --partitions).
     """
+
     if workload == "debitcredit":
         if cluster_address is not None:
             raise click.UsageError("--workload debitcredit runs on this machine (no --cluster)")
@@ -614,32 +700,90 @@ def bench(
         click.echo(f"report:   {files[0]}")
         click.echo(f"figures:  {', '.join(str(f) for f in files[1:] if f.suffix == '.png')}")
         return
+    import time
+
+    from wisconsin.bench import BENCH_PARTITIONS, disk_plan, plan_sizes, preset_specs
     from wisconsin.bench import bench as run_bench
-    from wisconsin.bench import disk_plan, preset_specs
     from wisconsin.presets import get_preset
     from wisconsin.runner import RunOptions
 
-    parts = partitions or get_preset(preset).partitions
+    started = time.monotonic()
+    if time_budget is None and preset is None:
+        time_budget = 780.0
     if cluster_address is None and worker_data is not None:
         raise click.UsageError("--worker-data needs --cluster")
-    plan = disk_plan(preset_specs(preset, seed, ("F", "G"), parts), data_dir, bool(cluster_address))
-    _announce_bench(plan, data_dir, out)
+    if preset is not None:
+        chosen = get_preset(preset)
+        parts = partitions or chosen.partitions
+    else:
+        if cluster_address is not None:
+            raise click.UsageError("--cluster needs a --preset (calibration probes this machine)")
+        from wisconsin.calibrate import probe
+        from wisconsin.environment import usable_cores
+
+        parts = partitions or BENCH_PARTITIONS
+        click.echo("calibrating this machine (a probe table, cold and warm scans, dispatch)...")
+        found = probe(Path(data_dir) / "_probe", max_partitions=min(usable_cores(), max(parts)))
+        plan = plan_sizes(
+            found,
+            disk_budget=disk_budget,
+            time_budget_s=time_budget - (time.monotonic() - started),
+            partitions=parts,
+        )
+        chosen = plan.preset
+        click.echo(
+            f"probe: {found.cores} cores; cold full-row scan "
+            f"{(found.cold_scan_rows_per_s or 0) / 1e6:.2f} M rows/s per process; storage "
+            f"{(found.storage_read_bytes_per_s or 0) / 2**20:.0f} MB/s; harness overhead "
+            f"{(found.dispatch_s or 0) * 1e3:.1f} ms at P = {found.dispatch_partitions}"
+        )
+        click.echo(
+            f"sizes: F {plan.f_rows:,} rows, G {plan.g_rows:,} rows per partition, P = "
+            f"{','.join(map(str, parts))}: {plan.disk_bytes / 2**30:.1f} GB of disk (budget "
+            f"{disk_budget / 2**30:.1f} GB), ~{plan.predicted_s / 60:.0f} min predicted "
+            f"(budget {time_budget / 60:.0f} min); shortest headline scan ~"
+            f"{plan.min_scan_s:.2f} s vs {plan.bound_s:.2f} s needed"
+        )
+        for note in plan.notes:
+            click.echo(f"note: {note}")
+    disk = disk_plan(preset_specs(chosen, seed, ("F", "G"), parts), data_dir, bool(cluster_address))
+    _announce_bench(disk, data_dir, out)
     engine = _engine_config(mode, parts, None, 3600, cluster_address, (tls_ca, tls_cert, tls_key))
     opts = RunOptions(
-        data_dir=data_dir, mode=mode, partitions=parts, repeat=repeat, out=out, engine=engine
+        data_dir=data_dir,
+        mode=mode,
+        partitions=parts,
+        repeat=repeat,
+        out=out,
+        engine=engine,
+        cache=cache,
+        min_reps=min_reps,
+        max_reps=max(min_reps, max_reps),
+        target_ci=target_ci,
     )
     with _progress(quiet) as progress:
-        result = run_bench(preset, data_dir, seed, opts, progress=progress, worker_data=worker_data)
+        result = run_bench(
+            chosen,
+            data_dir,
+            seed,
+            opts,
+            progress=progress,
+            worker_data=worker_data,
+            deadline=None if time_budget is None else started + time_budget,
+        )
     if not quiet:
         click.echo(result.report_text)
     reused = f" (reused {', '.join(result.tables_reused)})" if result.tables_reused else ""
     click.echo(f"tables:   {data_dir}{reused}")
-    click.echo(f"run file: {result.run_path}")
+    click.echo(f"run file: {result.run_path} ({result.run.stop_reason})")
     click.echo(f"report:   {result.report_path}")
     click.echo(f"html:     {result.html_path}")
     click.echo(
         f"figures:  {len(result.figures)} files in {result.run_path.parent}, e.g. "
         f"{next((f for f in result.figures if 'overview' in f.name and f.suffix == '.png'), result.figures[0])}"
+    )
+    click.echo(
+        f"bench took {time.monotonic() - started:.0f} s; check it with `wisconsin audit {result.run_path}`"
     )
 
 
@@ -697,13 +841,28 @@ def _announce_bench(plan, data_dir: str, out: str) -> None:
     show_default=True,
     help="How the table scan is kept from being answered without scanning.",
 )
+@measurement_options
 @REPEAT
+@click.option(
+    "--time-budget",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Start no round that would end after this many seconds (default: no limit).",
+)
 @click.option(
     "--warmup",
     type=click.IntRange(min=0),
     default=1,
     show_default=True,
-    help="Untimed warm-up repetitions (recorded, tagged cold).",
+    help="Untimed executions: cold, a first round of them (evicted first, so tagged cold); "
+    "warm, this many (at least 1) right before each timed one.",
+)
+@click.option(
+    "--order-seed",
+    type=int,
+    default=None,
+    help="Seed of the rounds' shuffled order (default: from the clock; always recorded).",
 )
 @click.option(
     "--out",
@@ -725,33 +884,71 @@ def _announce_bench(plan, data_dir: str, out: str) -> None:
     help="Seconds any worker may take to answer.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar or progress lines.")
+@click.option(
+    "--resume",
+    "resume_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="RUN.json",
+    help="Continue an incomplete run (its options come from the file).",
+)
 @_cluster_options(worker_data=False)
+@click.pass_context
 def run_command(
+    ctx,
     data_dir,
     mode,
     kinds,
     partitions,
     query_list,
     scan_variant,
+    cache,
+    min_reps,
+    max_reps,
+    target_ci,
     repeat,
+    time_budget,
     warmup,
+    order_seed,
     out,
     memory_limit,
     timeout,
+    resume_path,
     quiet,
     cluster_address,
     tls_ca,
     tls_cert,
     tls_key,
 ) -> None:
-    """Time the five queries on F and G tables at each partition count; save a run file."""
+    """Time the five queries on F and G tables at each partition count, in interleaved
+    rounds; save a run file."""
     from wisconsin.queries import parse_queries
-    from wisconsin.runner import RunOptions, run
+    from wisconsin.runner import RunOptions, available_partitions, resume, run
 
-    explicit = click.get_current_context().get_parameter_source("kinds")
+    if resume_path is not None:
+        allowed = {"resume_path", "timeout", "quiet", "tls_ca", "tls_cert", "tls_key"}
+        given = [
+            f"--{k.replace('_', '-')}"
+            for k in ctx.params
+            if k not in allowed
+            and ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE
+        ]
+        if given:
+            raise click.UsageError(
+                f"--resume takes its options from the run file; drop {', '.join(given)}"
+            )
+        with _progress(quiet) as progress:
+            result, path = resume(
+                resume_path, progress=progress, tls=(tls_ca, tls_cert, tls_key), timeout_s=timeout
+            )
+        _print_run_summary(result)
+        click.echo(f"run file: {path}")
+        return
+    explicit = ctx.get_parameter_source("kinds")
     kinds, partitions = _tables_to_run(
         data_dir, kinds, explicit != click.core.ParameterSource.DEFAULT, partitions
     )
+    partitions = partitions or available_partitions(data_dir, kinds) or None
     engine = _engine_config(
         mode,
         partitions or (16,),
@@ -771,6 +968,12 @@ def run_command(
         warmup=warmup,
         out=out,
         engine=engine,
+        cache=cache,
+        min_reps=min_reps,
+        max_reps=max(min_reps, max_reps),
+        target_ci=target_ci,
+        time_budget_s=time_budget,
+        order_seed=order_seed,
     )
     with _progress(quiet) as progress:
         result, path = run(opts, progress=progress)
@@ -817,7 +1020,11 @@ def _print_run_summary(result) -> None:
     by_table: dict[str, list[str]] = {}
     for m in result.measurements:
         by_table.setdefault(m.table, []).append(f"{m.query} {statistics.median(m.times) * 1e3:.1f}")
-    click.echo(f"{result.config.mode}: median ms per query (all answers verified)")
+    c = result.config
+    click.echo(
+        f"{c.mode}, {c.cache or 'warm'} cache, {c.repeat} rounds ({result.stop_reason}): "
+        "median ms per query (all answers verified)"
+    )
     for table, cells in by_table.items():
         click.echo(f"  {table:>4}  " + "  ".join(cells))
 
@@ -906,6 +1113,18 @@ def compare(run_a, run_b, force, fmt, more_a, more_b) -> None:
     from wisconsin.compare import compare_files
 
     click.echo(compare_files([run_a, *more_a], [run_b, *more_b], force=force, fmt=fmt), nl=False)
+
+
+@cli.command()
+@click.argument("run_file", type=click.Path(dir_okay=False))
+def audit(run_file) -> None:
+    """Re-check every measurement rule from a run file alone; exit 1 if any rule fails."""
+    from wisconsin.audit import audit_file, format_rules
+
+    rules = audit_file(run_file)
+    click.echo(format_rules(rules), nl=False)
+    if not all(r.ok for r in rules):
+        sys.exit(1)
 
 
 @cli.command("cli-reference", hidden=True)

@@ -56,6 +56,11 @@ def load_runs(paths: Iterable[str | os.PathLike]) -> list[Run]:
             runs.append(load(p))
         except RunFileError as exc:
             raise WisconsinError(str(exc)) from None
+        if runs[-1].status != "complete":  # a failed or interrupted run: not a result
+            raise WisconsinError(
+                f"{p}: an incomplete run ({runs[-1].stop_reason or 'stopped'}); continue "
+                f"it with `wisconsin run --resume {p}`"
+            )
     return runs
 
 

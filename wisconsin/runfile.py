@@ -46,6 +46,8 @@ class PartitionSample:
     bytes_read: int | None = None  # read from storage by this process during the statement
     projections: tuple[tuple[str, ...], ...] = ()  # columns each table scan read (profiled)
     data_bytes: int | None = None  # on-disk size of this partition's queried data
+    # page-cache bytes of the partition's files still resident after eviction (cold only)
+    resident_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,9 @@ class Repetition:
     dispatched_unix: float | None = None  # wall clock at dispatch (timeline figures)
     overhead_s: float | None = None  # empty statement, same path, same P, just before
     engine_share: float | None = None  # max partition engine_s / wall_s
+    # storage reads of every process of the step, summed: the evidence where units share a
+    # process and cannot be split (the shared-memory update); None if unknown
+    bytes_read: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,29 +1,39 @@
 """The runner: time the five queries on F and G tables at each partition count, verify
 every answer, and save a run file.
 
-Timing method (the TP1 pitfalls are the checklist): every measurement starts from the
-same state (result tables emptied, the update undone and verified, all untimed);
-connections are opened fresh before a table is measured; one untimed warm-up (tagged
-cold) precedes R timed repetitions; durability stays on.
+Timing method (the TP1 pitfalls are the checklist; docs/methodology.md maps them):
+- rounds: each round runs every (table, query), and the single-thread baseline's, once in a
+  seeded shuffled order (wisconsin.schedule), so drift cannot line up with P;
+- every execution opens the table fresh and starts from the same state (result tables
+  emptied, the update undone and verified), all untimed;
+- cache state is chosen: cold evicts every partition (OS page cache and DuckDB) before each
+  timed execution and proves it from the bytes read; warm runs the statement untimed right
+  before, in the same DuckDB instance;
+- each timed execution records the harness overhead at its P just before it (an empty
+  statement through the same path) and its engine share;
+- rounds go on until every headline ratio is narrow enough, --max-reps, or --time-budget;
+- every execution is journaled as it finishes (wisconsin.journal): a failed or interrupted
+  run leaves an "incomplete" run file that `run --resume` continues.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import uuid
-from collections.abc import Callable, Mapping
+import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from wisconsin import WisconsinError, commit, environment, lock, runfile, store
-from wisconsin.engine import Engine, EngineConfig, StepResult
-from wisconsin.expect import TableExpect, expected_answers
-from wisconsin.queries import DEFAULT_SCAN_VARIANT, QUERIES, SCAN_VARIANTS, UPDATE_DELTA
-from wisconsin.runfile import Measurement, PartitionSample, Repetition, Run, RunConfig, TableInfo
+from wisconsin import WisconsinError, environment, journal, lock, runfile, schedule, store
+from wisconsin.engine import Engine, EngineConfig
+from wisconsin.execution import ColdNotProven, Loop, Progress, Target  # noqa: F401
+from wisconsin.expect import expected_answers
+from wisconsin.queries import DEFAULT_SCAN_VARIANT, QUERIES, SCAN_VARIANTS
+from wisconsin.runfile import Run, RunConfig, TableInfo
+from wisconsin.schedule import Step
+from wisconsin.verify import VerificationError  # noqa: F401  (part of this module's API)
 
-Progress = Callable[[str, int, int], None]
 DURABILITY = (
     "durability on: each partition commits through DuckDB's WAL (COMMIT fsyncs it); the "
     "cross-partition update's commit decision is fsynced by the coordinator before any "
@@ -32,10 +42,8 @@ DURABILITY = (
     "digests); every partition is checked against its manifest before timing; inserts into "
     "result tables are autocommitted"
 )
-
-
-class VerificationError(WisconsinError):
-    """An answer that differs from the independently computed one: the run is void."""
+CACHES = runfile.CACHE_STATES
+MODES = ("shared-nothing", "shared-memory")
 
 
 @dataclass(frozen=True)
@@ -46,13 +54,24 @@ class RunOptions:
     partitions: tuple[int, ...] | None = None  # None: every count generated for all kinds
     queries: tuple[str, ...] = QUERIES
     scan_variant: str = DEFAULT_SCAN_VARIANT
-    repeat: int = 3
+    repeat: int | None = None  # shorthand for min_reps = max_reps = repeat
     warmup: int = 1
     out: str = "runs"
     engine: EngineConfig = EngineConfig()
+    cache: str = "cold"
+    min_reps: int = 5
+    max_reps: int = 10
+    target_ci: float = 0.10  # relative half-width of every headline ratio's interval
+    time_budget_s: float | None = None
+    order_seed: int | None = None  # None: drawn from the clock (and recorded)
+    baseline: bool = True  # time the F1 table with one in-process DuckDB thread too
 
-
-MODES = ("shared-nothing", "shared-memory")
+    @property
+    def reps(self) -> tuple[int, int]:
+        """(min, max) timed rounds."""
+        if self.repeat is not None:
+            return self.repeat, self.repeat
+        return self.min_reps, max(self.min_reps, self.max_reps)
 
 
 def default_memory_limit(mode: str, partitions) -> str:
@@ -119,184 +138,65 @@ def validate(opts: RunOptions) -> None:
         ) from None
     if opts.mode not in MODES:
         raise WisconsinError(f"unknown mode {opts.mode!r}; choose from {', '.join(MODES)}")
+    if opts.cache not in CACHES:
+        raise WisconsinError(f"unknown cache state {opts.cache!r}; choose from cold, warm")
     if opts.scan_variant not in SCAN_VARIANTS:
         raise WisconsinError(
             f"unknown scan variant {opts.scan_variant!r}; choose from {', '.join(SCAN_VARIANTS)}"
         )
-    if opts.repeat < 1 or opts.warmup < 0:
-        raise WisconsinError("--repeat must be >= 1 and --warmup >= 0")
+    lo, hi = opts.reps
+    if lo < 1 or opts.warmup < 0 or hi < lo:
+        raise WisconsinError("--min-reps/--repeat must be >= 1, --max-reps >= them, --warmup >= 0")
+    if opts.target_ci <= 0 or (opts.time_budget_s is not None and opts.time_budget_s <= 0):
+        raise WisconsinError("--target-ci and --time-budget must be positive")
     bad = [q for q in opts.queries if q not in QUERIES]
     if bad:
         raise WisconsinError(f"unknown query {', '.join(bad)}; choose from {', '.join(QUERIES)}")
 
 
-# --------------------------------------------------------------------------- verification
+def _calibration(run: Run, cores: int, probes: dict) -> runfile.Calibration:
+    by_p: dict[int, list[float]] = {}
+    for m in run.measurements:
+        for r in m.repetitions:
+            if r.overhead_s is not None:
+                by_p.setdefault(m.partitions, []).append(r.overhead_s)
+    from wisconsin.metrics import median
 
-
-def _fail(m: store.Manifest, query: str, what: str) -> VerificationError:
-    return VerificationError(f"{m.name} {query}: wrong answer: {what}")
-
-
-def verify_scan(m, variant, step: StepResult) -> int:
-    returned = sum(len(u["rows"]) for u in step.units.values())
-    if returned:
-        raise _fail(m, "scan", f"returned {returned} rows, expected none")
-    scanned = sum(u["rows_scanned"] for u in step.units.values())
-    if variant != "as-written" and scanned != m.rows:
-        raise _fail(
-            m, "scan", f"the engine read {scanned} of {m.rows} rows: a scan that did not scan"
-        )
-    if variant == "full-row":
-        columns = set(store.generator.COLUMNS)
-        for u in step.units.values():
-            for projected in u["projections"]:
-                if set(projected) != columns:
-                    raise _fail(m, "scan", f"full-row scan read only columns {projected}")
-    return 0
-
-
-def verify_inserted(engine, m, query, exp: TableExpect, step: StepResult) -> int:
-    inserted = sum(r[0] for u in step.units.values() for r in u["rows"])
-    if inserted != exp.selected:
-        raise _fail(m, query, f"inserted {inserted} rows, expected {exp.selected}")
-    digests = engine.result_digests(f"{query}_result")
-    for part, (rows, digest) in digests.items():
-        want = (
-            (exp.selected, exp.selected_digest)
-            if part < 0
-            else (
-                exp.parts[part].selected,
-                exp.parts[part].selected_digest,
-            )
-        )
-        if (rows, digest) != want:
-            where = "the result table" if part < 0 else f"partition {part}'s result"
-            raise _fail(m, query, f"{where} holds {rows} rows that differ from the expected rows")
-    return inserted
-
-
-def verify_average(m, exp: TableExpect, step: StepResult) -> tuple[int, float]:
-    total = sum(u["rows"][0][0] or 0 for u in step.units.values())
-    count = sum(u["rows"][0][1] for u in step.units.values())
-    if (total, count) != (exp.sum_onepct, exp.rows):
-        raise _fail(
-            m, "average", f"SUM/COUNT {total}/{count}, expected {exp.sum_onepct}/{exp.rows}"
-        )
-    return count, total / count
-
-
-def verify_update_state(engine, m, exp: TableExpect, applied: bool) -> None:
-    got = engine.query(
-        f"SELECT sum(four)::BIGINT, count(*) FILTER (WHERE four >= {UPDATE_DELTA}) FROM {m.table}"
+    rates = tuple((m.query, m.rows / median(m.times)) for m in run.baseline if m.times)
+    return runfile.Calibration(
+        measured_utc=store.utc_now(),
+        cores=cores,
+        storage_read_bytes_per_s=probes.get("storage"),
+        memory_read_bytes_per_s=probes.get("memory"),
+        scan_rows_per_s=rates,
+        dispatch_s=tuple((p, median(v)) for p, v in sorted(by_p.items())),
+        notes=tuple(probes.get("notes", ())),
     )
-    for part, rows in got.items():
-        pe = exp.parts[part]
-        want = (
-            (pe.sum_four + UPDATE_DELTA * pe.selected, pe.selected) if applied else (pe.sum_four, 0)
-        )
-        if tuple(rows[0]) != want:
-            state = "after the update" if applied else "after undoing the update"
-            raise _fail(
-                m,
-                "update",
-                f"partition {part} {state}: sum(four), updated = {rows[0]}, expected {want}",
-            )
 
 
-def verify_update_counts(m, exp: TableExpect, step: StepResult) -> int:
-    for part, u in step.units.items():
-        if u["rows"][0][0] != exp.parts[part].selected:
-            raise _fail(
-                m,
-                "update",
-                f"partition {part} updated {u['rows'][0][0]} rows, expected {exp.parts[part].selected}",
-            )
-    return exp.selected
+def _probe_machine(manifest: store.Manifest | None, table_dir: str) -> dict:
+    """Storage and memory read rates (wisconsin.calibrate), untimed, a few seconds."""
+    out: dict = {"notes": []}
+    try:
+        from wisconsin import calibrate
+    except ImportError:
+        out["notes"].append("storage and memory bandwidth not measured (no calibrate module)")
+        return out
+    if manifest is not None:
+        path = store.partition_path(table_dir, manifest.parts[0])
+        try:
+            out["storage"] = calibrate.storage_read_bytes_per_s(str(path))
+            out["notes"].append(f"storage read rate: sequential read of evicted {path}")
+        except Exception as exc:  # a probe that cannot run leaves its field None
+            out["notes"].append(f"storage read rate not measured: {exc}")
+    try:
+        out["memory"] = calibrate.memory_read_bytes_per_s()
+    except Exception as exc:
+        out["notes"].append(f"memory read rate not measured: {exc}")
+    return out
 
 
-# --------------------------------------------------------------------------- measuring
-
-
-def _samples(step: StepResult, placement: Mapping[int, str]) -> tuple[PartitionSample, ...]:
-    out = []
-    for part, u in sorted(step.units.items()):
-        c = step.commit.get(part, {})
-        out.append(
-            PartitionSample(
-                part=part,
-                engine_s=u["engine_s"] + c.get("engine_s", 0.0),
-                cpu_s=u["cpu_s"] + c.get("cpu_s", 0.0),
-                rows_scanned=u["rows_scanned"],
-                peak_rss_bytes=u["peak_rss_bytes"],
-                start_delay_s=max(0.0, u["start_delay_s"]),
-                worker=placement.get(part, "") if part >= 0 else "engine",
-            )
-        )
-    return tuple(out)
-
-
-def measure(
-    engine: Engine,
-    m: store.Manifest,
-    exp: TableExpect,
-    query: str,
-    opts: RunOptions,
-    tick: Callable[[], None],
-) -> Measurement:
-    reps = []
-    placement = getattr(engine, "placement", {})
-    for i in range(opts.warmup + opts.repeat):
-        answer = None
-        if query in ("select", "join"):
-            engine.reset_result(f"{query}_result")
-        # Profile the warm-up and every scan; other timed repetitions run unprofiled.
-        profile = i < opts.warmup or query == "scan"
-        stmts = {
-            p: replace(s, profile=profile)
-            for p, s in engine.statements(query, m, opts.scan_variant).items()
-        }
-        if query == "update":
-            tx_update, tx_undo = (f"u{uuid.uuid4().hex[:16]}" for _ in range(2))
-            undo = engine.statements(query, m, opts.scan_variant, delta=-UPDATE_DELTA)
-            # One recoverable unit: a crash anywhere in it leaves the generated table.
-            with commit.update_pair(engine.table_dir, tx_update, tx_undo, undo):
-                step = engine.update(tx_update, stmts)
-                rows = verify_update_counts(m, exp, step)
-                verify_update_state(engine, m, exp, applied=True)
-                engine.update(tx_undo, undo)
-            verify_update_state(engine, m, exp, applied=False)
-        else:
-            step = engine.execute(stmts)
-            if query == "scan":
-                rows = verify_scan(m, opts.scan_variant, step)
-            elif query == "average":
-                rows, answer = verify_average(m, exp, step)
-            else:
-                rows = verify_inserted(engine, m, query, exp, step)
-        reps.append(
-            Repetition(
-                index=i,
-                cold=False,  # nothing is evicted yet (the measurement issue adds --cache)
-                wall_s=step.wall_s,
-                rows=rows,
-                partitions=_samples(step, placement),
-                answer=answer,
-                verified=True,
-            )
-        )
-        tick()
-    warm = reps[: opts.warmup]
-    return Measurement(
-        table=m.name,
-        kind=m.kind,
-        partitions=m.partitions,
-        rows=m.rows,
-        query=query,
-        variant=opts.scan_variant if query == "scan" else "",
-        warmup=warm[0] if warm else replace(reps[0], index=-1),
-        repetitions=tuple(reps[opts.warmup :]),
-        expected_rows={"scan": 0, "average": exp.rows}.get(query, exp.selected),
-    )
+# --------------------------------------------------------------------------- the run
 
 
 def default_run_path(out: str, mode: str) -> Path:
@@ -311,67 +211,9 @@ def default_run_path(out: str, mode: str) -> Path:
     return p / f"{stamp}-{host}-{mode}.json"
 
 
-@lock.locked("opts")
-def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
-    """Measure, verify, save; return the run and the run file's path."""
-    if opts.partitions is None:
-        found = available_partitions(opts.data_dir, opts.kinds)
-        if not found:
-            raise WisconsinError(
-                f"no {' and '.join(opts.kinds)} tables in {opts.data_dir}: run "
-                f"`wisconsin generate --data {opts.data_dir}` first"
-            )
-        opts = replace(opts, partitions=found)
-    validate(opts)
-    out_path = default_run_path(opts.out, opts.mode)
-    if out_path.exists():
-        raise WisconsinError(f"{out_path} already exists; run files are never overwritten")
-    manifests = load_tables(opts)
-    started = store.utc_now()
-    total = len(manifests) * len(opts.queries) * (opts.warmup + opts.repeat)
-    done = 0
-    label = f"{opts.mode}: verifying answers"
-
-    def tick() -> None:
-        nonlocal done
-        done += 1
-        if progress:
-            progress(label, done, total)
-
-    if progress:
-        progress(label, 0, total)
-    for name, m in manifests.items():  # before anything is timed (docs/storage.md)
-        store.check_table(Path(opts.data_dir) / name, m)
-    expectations = {name: expected_answers(m) for name, m in manifests.items()}
-    engine = make_engine(opts.mode, opts.engine)
-    measurements, topology, notes = [], None, []
-    try:
-        # One start for the largest P; tables with fewer partitions use the first P workers.
-        startup = engine.start(max(opts.partitions))
-        if opts.engine.cluster:
-            notes.append(
-                f"cluster {opts.engine.cluster}: connected in {startup:.2f} s; each partition "
-                "ran on the worker its table's manifest placed it on (see topology)"
-            )
-        elif opts.mode == "shared-nothing":
-            notes.append(
-                f"{max(opts.partitions)} workers started once in {startup:.2f} s and stayed "
-                "attached; a table of P partitions used the first P (as in the spec)"
-            )
-        for p in opts.partitions:
-            for m in (manifests[f"{k}{p}"] for k in opts.kinds):
-                label = f"{opts.mode}: {m.name}"
-                open_s = engine.open_table(m, str(Path(opts.data_dir) / m.name))
-                for q in opts.queries:
-                    meas = measure(engine, m, expectations[m.name], q, opts, tick)
-                    measurements.append(replace(meas, startup_s=open_s))
-                engine.close_table()
-        topology = engine.topology()
-        notes += getattr(engine, "warnings", [])  # e.g. fewer cluster workers than P
-    finally:
-        engine.stop()
-    first = next(iter(manifests.values()))
-    config = RunConfig(
+def _config(opts: RunOptions, seed: int, order_seed: int) -> RunConfig:
+    lo, hi = opts.reps
+    return RunConfig(
         mode=opts.mode,
         cluster=opts.engine.cluster,
         data_dir=os.path.abspath(opts.data_dir),
@@ -379,21 +221,33 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
         partitions=opts.partitions,
         queries=opts.queries,
         scan_variant=opts.scan_variant,
-        repeat=opts.repeat,
+        repeat=0,  # the timed rounds run: filled in when the run ends
         warmup=opts.warmup,
-        seed=first.seed,
+        seed=seed,
         # shared-memory runs one DuckDB whose threads = P of each table: recorded as 0
         threads_per_worker=opts.engine.threads_per_worker if opts.mode == "shared-nothing" else 0,
         memory_limit=opts.engine.memory_limit,
         durability=DURABILITY,
+        cache=opts.cache,
+        interleaved=True,
+        order_seed=order_seed,
+        min_reps=lo,
+        max_reps=hi,
+        target_ci=opts.target_ci,
+        time_budget_s=opts.time_budget_s,
     )
-    result = Run(
+
+
+def _skeleton(opts: RunOptions, manifests: dict[str, store.Manifest]) -> dict:
+    first = next(iter(manifests.values()))
+    order_seed = opts.order_seed if opts.order_seed is not None else time.time_ns() % 2**31
+    run = Run(
         schema_version=runfile.SCHEMA_VERSION,
-        started_utc=started,
-        finished_utc=store.utc_now(),
+        started_utc=store.utc_now(),
+        finished_utc="",
         environment=environment.capture(),
-        config=config,
-        topology=topology,
+        config=_config(opts, first.seed, order_seed),
+        topology=runfile.Topology(scheduler="", hosts=()),
         tables=tuple(
             TableInfo(
                 name=m.name,
@@ -406,11 +260,224 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
             )
             for m in manifests.values()
         ),
-        measurements=tuple(measurements),
-        notes=tuple(notes),
+        measurements=(),
+        status="incomplete",
     )
+    return runfile.to_dict(run)
+
+
+@lock.locked("opts")  # before the journal exists: a refused run leaves nothing behind
+def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
+    """Measure, verify, save; return the run and the run file's path."""
+    if opts.partitions is None:
+        found = available_partitions(opts.data_dir, opts.kinds)
+        if not found:
+            raise WisconsinError(
+                f"no {' and '.join(opts.kinds)} tables in {opts.data_dir}: run "
+                f"`wisconsin generate --data {opts.data_dir}` first"
+            )
+        opts = replace(opts, partitions=found)
+    validate(opts)
+    out_path = default_run_path(opts.out, opts.mode)
+    if out_path.exists() or journal.journal_path(out_path).exists():
+        raise WisconsinError(f"{out_path} already exists; run files are never overwritten")
+    manifests = load_tables(opts)
+    base = _skeleton(opts, manifests)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    state = journal.RunState(base, journal.journal_path(out_path))
+    return _execute(state, opts, manifests, out_path, progress, elapsed_before=0.0)
+
+
+def resume_options(run: Run, out: Path, engine: EngineConfig) -> RunOptions:
+    """The options an incomplete run was started with (engine: where and how it runs)."""
+    c = run.config
+    baseline = not run.rounds or any(
+        label.startswith(schedule.BASELINE) for r in run.rounds for label in r.order
+    )
+    return RunOptions(
+        data_dir=c.data_dir,
+        mode=c.mode,
+        kinds=c.kinds,
+        partitions=c.partitions,
+        queries=c.queries,
+        scan_variant=c.scan_variant,
+        warmup=c.warmup,
+        out=str(out),
+        engine=engine,
+        cache=c.cache,
+        min_reps=c.min_reps or 1,
+        max_reps=c.max_reps or c.min_reps or 1,
+        target_ci=c.target_ci or 0.10,
+        time_budget_s=c.time_budget_s,
+        order_seed=c.order_seed,
+        baseline=baseline,
+    )
+
+
+def resume(
+    path: str | os.PathLike,
+    progress: Progress | None = None,
+    *,
+    timeout_s: float = 3600.0,
+    tls: tuple = (None, None, None),
+) -> tuple[Run, Path]:
+    """Continue an incomplete run where it stopped; the complete run replaces its file.
+    The partial round it stopped in is finished in its recorded order."""
+    out_path = Path(path)
+    state = journal.load_for_resume(out_path)
+    partial = state.to_run()
+    c = partial.config
+    address, security = None, None
+    if c.cluster:
+        from wisconsin.cluster import resolve_target
+
+        address, security = resolve_target(c.cluster, *tls)
+    engine = EngineConfig(
+        threads_per_worker=c.threads_per_worker or 1,
+        memory_limit=c.memory_limit,
+        timeout_s=timeout_s,
+        cluster=address,
+        security=security,
+    )
+    opts = resume_options(partial, out_path, engine)
+    validate(opts)
+    manifests = load_tables(opts)
+    for t in partial.tables:
+        m = manifests.get(t.name)
+        if m is None or (m.rows, m.partitions, m.seed) != (t.rows, t.partitions, t.seed):
+            raise WisconsinError(f"{t.name} in {opts.data_dir} is not the table this run measured")
+    stamps = [r.dispatched_unix or 0.0 for m in partial.measurements for r in m.repetitions]
+    first = [r.started_utc for r in partial.rounds if r.started_utc]
+    before = 0.0
+    if stamps and first:
+        before = max(0.0, max(stamps) - datetime.fromisoformat(first[0]).timestamp())
+    state.base["notes"] = [
+        *state.base.get("notes", []),
+        f"resumed at {store.utc_now()} after {len(partial.rounds)} rounds had started "
+        f"({partial.stop_reason or 'the run had stopped'})",
+    ]
+    journal.journal_path(out_path).unlink(missing_ok=True)
+    state = journal.RunState(runfile.to_dict(state.to_run()), journal.journal_path(out_path))
+    return _execute(state, opts, manifests, out_path, progress, elapsed_before=before)
+
+
+def _targets(opts: RunOptions, manifests, engine, baseline_engine) -> dict[str, Target]:
+    for name, m in manifests.items():  # before anything is timed (docs/storage.md)
+        store.check_table(Path(opts.data_dir) / name, m)
+    expect = {name: expected_answers(m) for name, m in manifests.items()}
+    targets = {
+        name: Target(engine, m, str(Path(opts.data_dir) / name), expect[name])
+        for name, m in manifests.items()
+    }
+    if baseline_engine is not None:
+        f1 = manifests.get("F1") or store.read_manifest(Path(opts.data_dir) / "F1")
+        exp = expect.get("F1") or expected_answers(f1)
+        targets[f"{schedule.BASELINE}:F1"] = Target(
+            baseline_engine, f1, str(Path(opts.data_dir) / "F1"), exp
+        )
+    return targets
+
+
+@lock.locked("opts")  # one run per data directory (run and resume both come here)
+def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tuple[Run, Path]:
+    notes = list(state.base.get("notes", []))
+    have_f1 = "F1" in store.tables_in(opts.data_dir)
+    # shared-memory on F1 is one in-process DuckDB thread: it is its own baseline
+    own_baseline = opts.mode == "shared-memory" and "F1" in manifests
+    separate = opts.baseline and have_f1 and not own_baseline
+    if opts.baseline and not have_f1:
+        notes.append(
+            f"no single-thread baseline: F1 is not generated in {opts.data_dir} "
+            "(generate --kind F --partitions 1)"
+        )
+    engine = make_engine(opts.mode, opts.engine)
+    base_engine = (
+        make_engine("shared-memory", replace(opts.engine, cluster=None)) if separate else None
+    )
+    steps = [Step(name, q) for name in manifests for q in opts.queries]
+    steps += [Step("F1", q, True) for q in opts.queries] if separate else []
+    ram = state.base["environment"]["memory_bytes"]
+    probes, topology = {}, None
     try:
-        path = runfile.save(result, out_path)
-    except runfile.RunFileError as exc:
-        raise WisconsinError(str(exc)) from None
+        targets = _targets(opts, manifests, engine, base_engine)
+        first = targets.get("F1") or next(iter(targets.values()))
+        probes = _probe_machine(first.manifest, first.table_dir)
+        startup = engine.start(max(opts.partitions))
+        if base_engine is not None:
+            base_engine.start(1)
+        if opts.engine.cluster:
+            notes.append(
+                f"cluster {opts.engine.cluster}: connected in {startup:.2f} s; each partition "
+                "ran on the worker its table's manifest placed it on (see topology)"
+            )
+            topology = engine.topology()
+            ram = sum(h.memory_bytes for h in topology.hosts) or ram
+        elif opts.mode == "shared-nothing":
+            notes.append(
+                f"{max(opts.partitions)} workers started once in {startup:.2f} s and stayed "
+                "attached; a table of P partitions used the first P (as in the spec)"
+            )
+        loop = Loop(state, targets, steps, opts, ram, progress, elapsed_before)
+        reason = loop.loop()
+        topology = engine.topology()
+        notes += getattr(engine, "warnings", [])  # e.g. fewer cluster workers than P
+    except VerificationError:
+        state.close(remove=True)  # a wrong answer voids the run: nothing is kept
+        raise
+    except BaseException as exc:
+        raise _incomplete(state, exc, out_path, notes, topology) from None
+    finally:
+        engine.stop()
+        if base_engine is not None:
+            base_engine.stop()
+    if own_baseline:
+        notes.append("baseline: the F1 measurements themselves (shared-memory, threads = P = 1)")
+    partial = state.to_run()
+    base = partial.baseline or tuple(
+        m for m in partial.measurements if m.table == "F1" and own_baseline
+    )
+    cal = _calibration(replace(partial, baseline=base), _cores(partial, topology), probes)
+    result = state.to_run(
+        finished_utc=store.utc_now(),
+        topology=topology,
+        config=replace(partial.config, repeat=loop.timed_rounds_done()),
+        notes=tuple(notes),
+        status="complete",
+        stop_reason=reason,
+        calibration=cal,
+        baseline=tuple(runfile.to_dict(m) for m in base),
+    )
+    path = journal.save_run(result, out_path)
+    state.close(remove=True)
     return result, path
+
+
+def _cores(run: Run, topology) -> int:
+    if run.config.cluster and topology is not None and topology.hosts:
+        return sum(h.cores for h in topology.hosts)
+    return run.environment.usable_cores
+
+
+def _incomplete(state, exc: BaseException, out_path: Path, notes, topology) -> BaseException:
+    """Write what was measured as an incomplete run file; the exception to raise."""
+    interrupted = isinstance(exc, KeyboardInterrupt)
+    why = "interrupted (^C)" if interrupted else f"failed: {exc}"
+    if not state.reps and not state.warmups:
+        state.close(remove=True)
+        return exc if interrupted or isinstance(exc, WisconsinError) else WisconsinError(why)
+    partial = state.to_run(
+        finished_utc=store.utc_now(),
+        notes=tuple(notes),
+        status="incomplete",
+        stop_reason=why,
+        **({"topology": topology} if topology is not None else {}),
+    )
+    path = journal.save_run(partial, out_path)
+    state.close(remove=True)
+    if interrupted:
+        exc.run_file = str(path)
+        return exc
+    return WisconsinError(
+        f"{why.removeprefix('failed: ')}; what was measured is in {path} (incomplete): "
+        f"continue it with `wisconsin run --resume {path}`"
+    )

@@ -1,0 +1,172 @@
+import dataclasses
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from wisconsin import runfile
+from wisconsin.audit import audit, audit_file
+from wisconsin.build import build_tables
+from wisconsin.cli import cli
+from wisconsin.runner import RunOptions, run
+from wisconsin.store import TableSpec
+
+
+@pytest.fixture(scope="module")
+def run_path(tmp_path_factory):
+    data = tmp_path_factory.mktemp("data")
+    build_tables(data, [TableSpec("F", 3000, p, 7) for p in (1, 2)], jobs=2)
+    out = tmp_path_factory.mktemp("runs") / "run.json"
+    opts = RunOptions(
+        data_dir=str(data), mode="shared-memory", kinds=("F",), out=str(out), min_reps=5
+    )
+    _, path = run(opts)
+    return path
+
+
+def _rules(run):
+    return {r.name: r for r in audit(run)}
+
+
+def _edit(run_path, tmp_path, fn):
+    data = json.loads(run_path.read_text())
+    fn(data)
+    out = tmp_path / "edited.json"
+    out.write_text(json.dumps(data))
+    return out
+
+
+def _cli(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_a_real_cold_run_passes_its_evidence_rules(run_path):
+    rules = _rules(runfile.load(run_path))
+    for name in (
+        "run complete",
+        "answers verified",
+        "full scan proven",
+        "cache state proven",
+        "durability on",
+        "repetitions interleaved",
+        "enough repetitions",
+        "single-thread baseline",
+    ):
+        assert rules[name].ok, rules[name]
+    # 3000-row tables take well under a millisecond a query: the share rule sees it
+    assert "engine share" in rules
+
+
+def test_a_run_edited_to_claim_cold_with_zero_bytes_read_fails(run_path, tmp_path):
+    def zero(data):
+        for m in data["measurements"]:
+            for r in m["repetitions"]:
+                for s in r["partitions"]:
+                    s["bytes_read"] = 0
+
+    edited = _edit(run_path, tmp_path, zero)
+    rules = {r.name: r for r in audit_file(edited)}
+    assert not rules["cache state proven"].ok
+    detail = rules["cache state proven"].detail
+    assert "read nothing from storage" in detail or "read 0 of" in detail
+    result = _cli("audit", str(edited))
+    assert result.exit_code == 1
+    assert "FAIL  cache state proven" in result.output
+
+
+def test_every_rule_passes_when_the_points_are_long_enough(run_path, tmp_path):
+    # the tiny run is harness-dominated only because its queries take microseconds:
+    # with overheads 1/100 of the wall time every rule passes and the exit code is 0
+    def quick_harness(data):
+        for m in data["measurements"]:
+            for r in m["repetitions"]:
+                r["overhead_s"] = r["wall_s"] / 100
+                r["engine_share"] = 0.95
+
+    result = _cli("audit", str(_edit(run_path, tmp_path, quick_harness)))
+    assert result.exit_code == 0, result.output
+    assert "FAIL" not in result.output and "9 of 9 rules pass" in result.output
+
+
+@pytest.mark.parametrize(
+    "rule, edit",
+    [
+        ("run complete", lambda d: d.update(status="incomplete", stop_reason="failed: x")),
+        ("durability on", lambda d: d["config"].update(durability="WAL off")),
+        (
+            "repetitions interleaved",
+            lambda d: d["rounds"][1].update(order=sorted(d["rounds"][1]["order"])),
+        ),
+        (
+            "full scan proven",
+            lambda d: [
+                s.update(projections=[["hundpct"]])
+                for m in d["measurements"]
+                if m["query"] == "scan"
+                for r in m["repetitions"]
+                for s in r["partitions"]
+            ],
+        ),
+        (
+            "answers verified",
+            lambda d: d["measurements"][0]["repetitions"][0].update(verified=False),
+        ),
+        (
+            "engine share",
+            lambda d: [
+                r.update(overhead_s=r["wall_s"])
+                for m in d["measurements"]
+                for r in m["repetitions"]
+            ],
+        ),
+        ("enough repetitions", lambda d: d["measurements"][0].update(repetitions=[])),
+        ("single-thread baseline", lambda d: d.update(baseline=[])),
+    ],
+)
+def test_each_rule_fails_on_an_edited_file(run_path, tmp_path, rule, edit):
+    rules = {r.name: r for r in audit_file(_edit(run_path, tmp_path, edit))}
+    assert not rules[rule].ok, rules[rule]
+
+
+def test_schema_1_files_fail_what_they_did_not_record():
+    run = runfile.load("tests/fixtures/run_a.json")
+    rules = _rules(run)
+    assert not rules["cache state proven"].ok
+    assert not rules["repetitions interleaved"].ok
+    assert rules["durability on"].ok
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    result = _cli("audit", str(bad))
+    assert result.exit_code == 2
+    missing = _cli("audit", str(tmp_path / "none.json"))
+    assert missing.exit_code == 2 and "no such run file" in missing.output
+
+
+def test_warm_runs_claim_nothing_to_prove(run_path):
+    run = runfile.load(run_path)
+    cfg = dataclasses.replace(run.config, cache="warm")
+
+    def warm(ms):
+        return tuple(
+            dataclasses.replace(
+                m,
+                cache="warm",
+                repetitions=tuple(dataclasses.replace(r, cold=False) for r in m.repetitions),
+            )
+            for m in ms
+        )
+
+    ms, base = warm(run.measurements), warm(run.baseline)
+    rules = _rules(dataclasses.replace(run, config=cfg, measurements=ms, baseline=base))
+    assert rules["cache state proven"].ok and "warm" in rules["cache state proven"].detail
+
+
+def test_report_and_plot_refuse_an_incomplete_run(run_path, tmp_path):
+    edited = _edit(run_path, tmp_path, lambda d: d.update(status="incomplete", stop_reason="x"))
+    for cmd in ("report", "plot"):
+        result = _cli(cmd, str(edited))
+        assert result.exit_code == 2 and "incomplete run" in result.output
+        assert "--resume" in result.output

@@ -1,0 +1,292 @@
+"""`wisconsin audit RUN.json`: re-check every measurement rule from the run file alone.
+
+Each rule answers a pitfall of the TP1 checklist or of issue 8 (docs/methodology.md maps
+them). A rule passes only on evidence the file holds; what a file does not record fails
+("not recorded" is not proof).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import generator
+from wisconsin import WisconsinError, metrics, runfile, schedule
+from wisconsin.runfile import Measurement, Repetition, Run
+
+COLD_SCAN_MIN = 0.90  # the share of its data a cold full-row scan must read
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    ok: bool
+    detail: str
+
+
+def _all_reps(m: Measurement) -> Iterable[Repetition]:
+    yield from m.repetitions
+    if m.warmup.index == 0:
+        yield m.warmup
+
+
+def _label(m: Measurement) -> str:
+    return f"{m.table}/{m.query}"
+
+
+def rule_complete(run: Run) -> Rule:
+    if run.schema_version < 2:
+        return Rule("run complete", False, f"schema {run.schema_version} records no status")
+    if run.status != "complete":
+        return Rule("run complete", False, f"status {run.status!r}: {run.stop_reason or '?'}")
+    missing = [_label(m) for m in run.measurements if not m.repetitions]
+    if missing or not run.measurements:
+        return Rule(
+            "run complete", False, f"no timed repetitions for {', '.join(missing) or 'any'}"
+        )
+    return Rule("run complete", True, f"stopped on {run.stop_reason or '(no reason recorded)'}")
+
+
+def rule_repetitions(run: Run) -> Rule:
+    want = run.config.min_reps or 5
+    short = [
+        f"{_label(m)} ({len(m.repetitions)})" for m in run.measurements if len(m.repetitions) < want
+    ]
+    if short:
+        return Rule("enough repetitions", False, f"fewer than {want} timed: {', '.join(short)}")
+    n = sorted({len(m.repetitions) for m in run.measurements})
+    return Rule(
+        "enough repetitions",
+        True,
+        f"{'-'.join(map(str, n[:: max(1, len(n) - 1)]))} timed per measurement (>= {want})",
+    )
+
+
+def rule_full_scan(run: Run) -> Rule:
+    scans = [m for m in run.measurements if m.query == "scan"]
+    if not scans:
+        return Rule("full scan proven", True, "no scan measured")
+    columns = set(generator.COLUMNS)
+    bad = []
+    for m in scans:
+        if m.variant != "full-row":
+            bad.append(f"{m.table}: variant {m.variant!r} does not read whole rows")
+            continue
+        for r in m.repetitions:
+            scanned = [s.rows_scanned for s in r.partitions]
+            if any(x is None for x in scanned) or sum(scanned) != m.rows:
+                bad.append(f"{m.table} rep {r.index}: rows scanned {scanned}, table has {m.rows}")
+            elif any(
+                not s.projections or any(set(p) != columns for p in s.projections)
+                for s in r.partitions
+            ):
+                bad.append(
+                    f"{m.table} rep {r.index}: projections do not cover all {len(columns)} columns"
+                )
+    if bad:
+        return Rule(
+            "full scan proven",
+            False,
+            "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else ""),
+        )
+    reps = sum(len(m.repetitions) for m in scans)
+    return Rule(
+        "full scan proven", True, f"{reps} scans read every row and all {len(columns)} columns"
+    )
+
+
+def _cold_problem(m: Measurement, r: Repetition) -> str | None:
+    if m.query == "scan" and m.variant == "as-written":
+        return None  # answered from statistics: reads nothing by design
+    if all(s.bytes_read is None for s in r.partitions) and r.bytes_read is not None:
+        # units sharing one process (the shared-memory update): the step's total
+        return None if r.bytes_read > 0 else f"{_label(m)} rep {r.index}: read nothing from storage"
+    for s in r.partitions:
+        where = f"{_label(m)} rep {r.index} part {s.part}"
+        if s.bytes_read is None:
+            return f"{where}: bytes read not recorded"
+        if m.query == "scan" and m.variant == "full-row":
+            if not s.data_bytes:
+                return f"{where}: data size not recorded"
+            if s.bytes_read < COLD_SCAN_MIN * s.data_bytes:
+                return f"{where}: read {s.bytes_read:,} of {s.data_bytes:,} data bytes (< {COLD_SCAN_MIN:.0%})"
+        elif s.bytes_read <= 0:
+            return f"{where}: read nothing from storage"
+    return None
+
+
+def rule_cache(run: Run) -> Rule:
+    cache = run.config.cache
+    if cache not in runfile.CACHE_STATES:
+        return Rule("cache state proven", False, "cache state not recorded")
+    bad = []
+    for m in (*run.measurements, *run.baseline):
+        if m.cache != cache:
+            bad.append(f"{_label(m)}: measured {m.cache or 'unrecorded'}, run says {cache}")
+            continue
+        for r in m.repetitions:
+            if r.cold != (cache == "cold"):
+                bad.append(f"{_label(m)} rep {r.index}: tagged {'cold' if r.cold else 'warm'}")
+        for r in _all_reps(m):
+            if r.cold:
+                problem = _cold_problem(m, r)
+                if problem:
+                    bad.append(problem)
+    if bad:
+        return Rule(
+            "cache state proven",
+            False,
+            "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else ""),
+        )
+    if cache == "warm":
+        return Rule(
+            "cache state proven",
+            True,
+            "warm: data resident by an untimed run right before (nothing to prove)",
+        )
+    full = [
+        s.bytes_read / s.data_bytes
+        for m in run.measurements
+        if m.query == "scan" and m.variant == "full-row"
+        for r in m.repetitions
+        for s in r.partitions
+        if s.data_bytes
+    ]
+    least = f"; full-row scans read >= {min(full):.0%} of their data" if full else ""
+    return Rule("cache state proven", True, f"cold: every cold execution read from storage{least}")
+
+
+def rule_engine_share(run: Run) -> Rule:
+    cores = metrics.machine_cores(run)
+    bad, above, unrecorded = [], [], []
+    for m in run.measurements:
+        share = [r.engine_share for r in m.repetitions if r.engine_share is not None]
+        over = [r.overhead_s for r in m.repetitions if r.overhead_s is not None]
+        if len(share) < len(m.repetitions) or len(over) < len(m.repetitions) or not m.repetitions:
+            unrecorded.append(_label(m))
+            continue
+        if schedule.harness_dominated(m):
+            what = (
+                f"{_label(m)}: engine share {metrics.median(share):.0%}, median "
+                f"{metrics.median(m.times) * 1e3:.0f} ms = {metrics.median(m.times) / metrics.median(over):.0f}x overhead"
+            )
+            (bad if m.partitions <= cores else above).append(what)
+    note = (
+        f"; above {cores} cores (oversubscribed, not checked): {len(above)} harness-dominated"
+        if above
+        else ""
+    )
+    if unrecorded:
+        return Rule(
+            "engine share",
+            False,
+            f"harness overhead or engine share not recorded for {len(unrecorded)} "
+            f"measurements ({', '.join(unrecorded[:3])}...)",
+        )
+    if bad:
+        return Rule(
+            "engine share",
+            False,
+            f"harness-dominated at P <= {cores}: "
+            + "; ".join(bad[:4])
+            + (f" (+{len(bad) - 4})" if len(bad) > 4 else "")
+            + note,
+        )
+    return Rule(
+        "engine share",
+        True,
+        f"every point at P <= {cores} has engine share >= {schedule.ENGINE_SHARE_MIN:.0%} and median >= {schedule.OVERHEAD_MULTIPLE_MIN:.0f}x overhead{note}",
+    )
+
+
+def rule_verified(run: Run) -> Rule:
+    bad = []
+    for m in (*run.measurements, *run.baseline):
+        for r in _all_reps(m):
+            if not r.verified:
+                bad.append(f"{_label(m)} rep {r.index}: not verified")
+            elif r.rows != m.expected_rows:
+                bad.append(f"{_label(m)} rep {r.index}: {r.rows} rows, expected {m.expected_rows}")
+    if bad:
+        return Rule("answers verified", False, "; ".join(bad[:3]))
+    n = sum(1 for m in (*run.measurements, *run.baseline) for _ in _all_reps(m))
+    return Rule("answers verified", True, f"{n} executions returned the expected answer")
+
+
+def rule_durability(run: Run) -> Rule:
+    d = run.config.durability
+    # this tool's wording, or the older one's ("DuckDB WAL, ...; fsync on commit")
+    on = d.startswith("durability on") or ("WAL" in d and "fsync on commit" in d)
+    return Rule("durability on", on, d or "not recorded")
+
+
+def rule_interleaved(run: Run) -> Rule:
+    name = "repetitions interleaved"
+    if not run.config.interleaved or not run.rounds:
+        return Rule(name, False, "repetitions ran back to back (no rounds recorded)")
+    # every measurement, plus the baseline's own steps where it ran separately
+    labels = {_label(m) for m in run.measurements}
+    labels |= {x for rnd in run.rounds for x in rnd.order if x.startswith(schedule.BASELINE)}
+    bad = []
+    for rnd in run.rounds:
+        if sorted(rnd.order) != sorted(labels):
+            bad.append(f"round {rnd.index} does not run every (table, query) exactly once")
+        steps = [schedule.Step.parse(x) for x in rnd.order]
+        if [s.label for s in schedule.round_order(steps, rnd.seed)] != list(rnd.order):
+            bad.append(f"round {rnd.index}: order is not the shuffle of its seed {rnd.seed}")
+    placed = [(_label(m), m) for m in run.measurements]
+    if any(x.startswith(schedule.BASELINE) for x in labels):
+        placed += [(f"{schedule.BASELINE}:{_label(m)}", m) for m in run.baseline]
+    for label, m in placed:
+        for r in m.repetitions:
+            rnd = next((x for x in run.rounds if x.index == r.round), None)
+            if rnd is None or r.position is None or rnd.order[r.position] != label:
+                bad.append(f"{_label(m)} rep {r.index}: not at its place in round {r.round}")
+    if bad:
+        return Rule(name, False, "; ".join(bad[:3]))
+    timed = sum(1 for r in run.rounds if r.index > 0)
+    return Rule(
+        name, True, f"{timed} timed rounds, each a seeded shuffle of all {len(labels)} steps"
+    )
+
+
+def rule_baseline(run: Run) -> Rule:
+    if not run.baseline:
+        return Rule("single-thread baseline", False, "no single-thread baseline recorded")
+    qs = ", ".join(m.query for m in run.baseline)
+    return Rule("single-thread baseline", True, f"F1 with one in-process DuckDB thread: {qs}")
+
+
+RULES = (
+    rule_complete,
+    rule_verified,
+    rule_full_scan,
+    rule_cache,
+    rule_engine_share,
+    rule_durability,
+    rule_interleaved,
+    rule_repetitions,
+    rule_baseline,
+)
+
+
+def audit(run: Run) -> list[Rule]:
+    return [rule(run) for rule in RULES]
+
+
+def audit_file(path: str | os.PathLike) -> list[Rule]:
+    try:
+        run = runfile.load(path)
+    except runfile.RunFileError as exc:
+        raise WisconsinError(str(exc)) from None
+    return audit(run)
+
+
+def format_rules(rules: list[Rule]) -> str:
+    lines = [f"{'PASS' if r.ok else 'FAIL'}  {r.name}: {r.detail}" for r in rules]
+    failed = sum(not r.ok for r in rules)
+    lines.append(
+        f"{len(rules) - failed} of {len(rules)} rules pass" + (f"; {failed} FAIL" if failed else "")
+    )
+    return "\n".join(lines) + "\n"
