@@ -282,6 +282,7 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     if out_path.exists() or journal.journal_path(out_path).exists():
         raise WisconsinError(f"{out_path} already exists; run files are never overwritten")
     manifests = load_tables(opts)
+    _check_tables(opts, manifests)
     base = _skeleton(opts, manifests)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     state = journal.RunState(base, journal.journal_path(out_path))
@@ -346,6 +347,7 @@ def resume(
         m = manifests.get(t.name)
         if m is None or (m.rows, m.partitions, m.seed) != (t.rows, t.partitions, t.seed):
             raise WisconsinError(f"{t.name} in {opts.data_dir} is not the table this run measured")
+    _check_tables(opts, manifests)
     stamps = [r.dispatched_unix or 0.0 for m in partial.measurements for r in m.repetitions]
     first = [r.started_utc for r in partial.rounds if r.started_utc]
     before = 0.0
@@ -361,9 +363,13 @@ def resume(
     return _execute(state, opts, manifests, out_path, progress, elapsed_before=before)
 
 
-def _targets(opts: RunOptions, manifests, engine, baseline_engine) -> dict[str, Target]:
-    for name, m in manifests.items():  # before anything is timed (docs/storage.md)
+def _check_tables(opts: RunOptions, manifests) -> None:
+    """Every partition against its manifest, before anything is written or timed."""
+    for name, m in manifests.items():
         store.check_table(Path(opts.data_dir) / name, m)
+
+
+def _targets(opts: RunOptions, manifests, engine, baseline_engine) -> dict[str, Target]:
     expect = {name: expected_answers(m) for name, m in manifests.items()}
     targets = {
         name: Target(engine, m, str(Path(opts.data_dir) / name), expect[name])
@@ -461,7 +467,9 @@ def _cores(run: Run, topology) -> int:
 def _incomplete(state, exc: BaseException, out_path: Path, notes, topology) -> BaseException:
     """Write what was measured as an incomplete run file; the exception to raise."""
     interrupted = isinstance(exc, KeyboardInterrupt)
-    why = "interrupted (^C)" if interrupted else f"failed: {exc}"
+    # one line: a DuckDB or Dask message can run to several
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    why = "interrupted (^C)" if interrupted else f"failed: {first}"
     if not state.reps and not state.warmups:
         state.close(remove=True)
         return exc if interrupted or isinstance(exc, WisconsinError) else WisconsinError(why)
