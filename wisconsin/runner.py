@@ -333,9 +333,12 @@ def resume(
         from wisconsin.cluster import resolve_target
 
         address, security = resolve_target(c.cluster, *tls)
+    # the CLI's default (no --memory-limit) splits each host's RAM per table: resume the same
+    default = c.memory_limit == default_memory_limit(c.mode, c.partitions)
     engine = EngineConfig(
         threads_per_worker=c.threads_per_worker or 1,
         memory_limit=c.memory_limit,
+        memory_fraction=0.6 if default else None,
         timeout_s=timeout_s,
         cluster=address,
         security=security,
