@@ -399,6 +399,12 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
             f"no single-thread baseline: F1 is not generated in {opts.data_dir} "
             "(generate --kind F --partitions 1)"
         )
+    if opts.engine.memory_fraction is not None:
+        said = (
+            f"DuckDB memory_limit: {opts.engine.memory_fraction:.0%} of each host's RAM split "
+            "among the open table's instances on it (config.memory_limit is only the fallback)"
+        )
+        notes += [said] if said not in notes else []  # a resumed run has it already
     engine = make_engine(opts.mode, opts.engine)
     base_engine = (
         make_engine("shared-memory", replace(opts.engine, cluster=None)) if separate else None
