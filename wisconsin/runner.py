@@ -185,8 +185,22 @@ def _probe_machine(manifest: store.Manifest | None, table_dir: str) -> dict:
     if manifest is not None:
         path = store.partition_path(table_dir, manifest.parts[0])
         try:
-            out["storage"] = calibrate.storage_read_bytes_per_s(str(path))
-            out["notes"].append(f"storage read rate: sequential read of evicted {path}")
+            from wisconsin.environment import usable_cores
+
+            # The bound must hold for P partitions reading at once: the best of one stream
+            # and one per core (parallel readers were measured 1.3-2x faster on a VM disk).
+            cores = max(1, usable_cores())
+            rates = {
+                k: calibrate.storage_read_bytes_per_s(str(path), streams=k) for k in {1, cores}
+            }
+            found = [r for r in rates.values() if r]
+            out["storage"] = max(found) if found else None
+            out["notes"].append(
+                f"storage read rate: the best of {sorted(rates)} parallel sequential stream(s) "
+                f"over evicted {path} ("
+                + ", ".join(f"{k}: {(r or 0) / 2**20:.0f} MB/s" for k, r in sorted(rates.items()))
+                + ")"
+            )
         except Exception as exc:  # a probe that cannot run leaves its field None
             out["notes"].append(f"storage read rate not measured: {exc}")
     try:
