@@ -45,10 +45,17 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def memory_per_job(jobs: int) -> str:
-    """Split 60% of RAM between concurrent DuckDB instances (each defaults to 80% of RAM)."""
-    total = psutil.virtual_memory().total
-    return f"{max(256, int(total * 0.6 / max(jobs, 1)) // 2**20)}MB"
+def memory_per_job(jobs: int, rows: int) -> str:
+    """DuckDB memory_limit of one build worker writing a partition of `rows` rows.
+
+    256 MB plus 24 B per row (the primary key's index), capped at 60% of RAM split between
+    the concurrent workers. A build streams rows into its file and DuckDB evicts written
+    blocks, so more memory is not faster: it only touches more pages (system time) and, for
+    partitions larger than RAM, risks the machine (docs/performance.md, "Build system time").
+    """
+    share = int(psutil.virtual_memory().total * 0.6 / max(jobs, 1)) // 2**20
+    want = 256 + rows * 24 // 2**20
+    return f"{max(128, min(share, want))}MB"
 
 
 def check_existing(table_dir: Path, spec: TableSpec) -> Manifest | None:
@@ -144,11 +151,7 @@ def build_tables(
                 done_parts[spec.name].append(info)
                 reused_parts += 1
 
-    rows_total = sum(
-        store.generator.partition_range(s.n, p, s.partitions)[1]
-        - store.generator.partition_range(s.n, p, s.partitions)[0]
-        for s, p in todo
-    )
+    rows_total = sum(_part_rows(s, p) for s, p in todo)
     label = ", ".join(s.name for s in specs if s.name not in manifests) or "nothing to build"
     if progress:
         progress(label, 0, rows_total)
@@ -156,7 +159,6 @@ def build_tables(
     if todo:
         ctx = multiprocessing.get_context("spawn")
         q = ctx.Queue()
-        mem = memory_per_job(jobs)
         pool = ProcessPoolExecutor(
             max_workers=min(jobs, len(todo)),
             mp_context=ctx,
@@ -165,7 +167,16 @@ def build_tables(
         )
         try:
             pending = {
-                pool.submit(_build_task, str(data / s.name), s.n, s.seed, p, s.partitions, mem, i)
+                pool.submit(
+                    _build_task,
+                    str(data / s.name),
+                    s.n,
+                    s.seed,
+                    p,
+                    s.partitions,
+                    memory_per_job(jobs, _part_rows(s, p)),
+                    i,
+                )
                 for i, (s, p) in enumerate(todo)
             }
             while pending:
@@ -203,6 +214,11 @@ def build_tables(
         rows_built=rows_total,
         seconds=time.perf_counter() - t0,
     )
+
+
+def _part_rows(spec: TableSpec, part: int) -> int:
+    lo, hi = store.generator.partition_range(spec.n, part, spec.partitions)
+    return hi - lo
 
 
 def _drain(q) -> int:
