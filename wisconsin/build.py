@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-from wisconsin import store
+from wisconsin import expect, store
 from wisconsin.store import Manifest, PartitionInfo, StoreError, TableSpec
 
 # (label, rows done, rows total) -> None
@@ -110,7 +110,14 @@ def _build_task(table_dir, n, seed, part, parts, memory_limit, key):
         _progress_queue.put((key, rows))
 
     return key, store.build_partition(
-        table_dir, n, seed, part, parts, memory_limit=memory_limit, progress=report
+        table_dir,
+        n,
+        seed,
+        part,
+        parts,
+        memory_limit=memory_limit,
+        progress=report,
+        keep_selected=True,  # for the whole table's expected digest (wisconsin.expect)
     )
 
 
@@ -201,8 +208,11 @@ def build_tables(
     for spec in specs:
         if spec.name in manifests:
             continue
-        m = store.make_manifest(spec, done_parts[spec.name])
-        store.write_manifest(data / spec.name, m)
+        tdir = data / spec.name
+        answers = expect.table_answers(tdir, done_parts[spec.name], spec.n)
+        m = store.make_manifest(spec, done_parts[spec.name], answers)
+        store.write_manifest(tdir, m)
+        expect.remove_selected_files(tdir)  # the manifest holds what they were kept for
         manifests[spec.name] = m
     if progress:
         progress(label, rows_total, rows_total)

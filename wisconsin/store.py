@@ -57,6 +57,9 @@ class PartitionInfo:
     worker: str = ""  # cluster placement: the worker that owns the file ("" = local)
     host: str = ""
     path: str = ""  # absolute path on that worker's host
+    # Expected answers derived by the builder from the rows it wrote (wisconsin.expect);
+    # None in manifests written before they were stored.
+    answers: dict | None = dataclasses.field(default=None, hash=False)
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ class Manifest:
     storage: dict
     created_utc: str
     parts: tuple[PartitionInfo, ...]
+    # Whole-table expected answers (the selected rows' digest, key order); None if unknown.
+    answers: dict | None = None
 
     @property
     def rows_per_partition(self) -> tuple[int, ...]:
@@ -220,25 +225,40 @@ def build_partition(
     memory_limit: str = "2GB",
     progress: Callable[[int], None] | None = None,
     batch_rows: int = 65536,
+    keep_selected: bool = False,
 ) -> dict:
     """Generate one partition into its DuckDB file; return its PartitionInfo as a dict.
 
     Runs inside a worker process (local pool or a Dask worker); depends only on its
-    arguments, so any partition can be (re)built alone.
+    arguments, so any partition can be (re)built alone. The expected answers are derived
+    from the same rows on the way (PartitionInfo.answers). keep_selected also writes the
+    selected rows to part-NNN.selected.arrow, from which the local build derives the
+    whole table's digest before removing them.
     """
     import duckdb  # imported here: workers are spawned, and the coordinator may not need it
+
+    from wisconsin import expect
 
     lo, hi = generator.partition_range(n, part, parts)
     tdir = Path(table_dir)
     final = tdir / part_file(part)
     tmp = tdir / (part_file(part) + ".tmp")
-    for stale in (tmp, Path(str(tmp) + ".wal")):
+    selected = expect.selected_file(tdir, part)
+    selected_tmp = selected.with_name(selected.name + ".tmp")
+    for stale in (tmp, Path(str(tmp) + ".wal"), selected_tmp):
         stale.unlink(missing_ok=True)
     digest = ContentDigest()
+    answers = expect.PartAnswers(n)
+    chosen_out = (
+        pa.ipc.new_stream(str(selected_tmp), generator.arrow_schema()) if keep_selected else None
+    )
 
     def batches() -> Iterator[pa.RecordBatch]:
         for b in generator.generate(n, seed, lo, hi, batch_rows=batch_rows):
             digest.update(b)
+            chosen = answers.update(b)
+            if chosen_out is not None:
+                chosen_out.write_batch(chosen)
             if progress is not None:
                 progress(b.num_rows)
             yield b
@@ -263,13 +283,23 @@ def build_partition(
         con.execute("CHECKPOINT")
     finally:
         con.close()
+        if chosen_out is not None:
+            chosen_out.close()
     if digest.rows != hi - lo:
         raise StoreError(f"partition {part}: generated {digest.rows} rows, expected {hi - lo}")
     with open(tmp, "rb+") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, final)
+    if chosen_out is not None:
+        os.replace(selected_tmp, selected)  # before the marker: a finished partition has it
     info = PartitionInfo(
-        index=part, file=final.name, lo=lo, hi=hi, rows=hi - lo, checksum=digest.hexdigest()
+        index=part,
+        file=final.name,
+        lo=lo,
+        hi=hi,
+        rows=hi - lo,
+        checksum=digest.hexdigest(),
+        answers=answers.as_dict(),
     )
     marker = dataclasses.asdict(info) | {
         "n": n,
@@ -300,7 +330,9 @@ def finished_partition(table_dir: Path, spec: TableSpec, part: int) -> Partition
     return PartitionInfo(**{k: v for k, v in data.items() if k in fields})
 
 
-def make_manifest(spec: TableSpec, parts: Iterable[PartitionInfo]) -> Manifest:
+def make_manifest(
+    spec: TableSpec, parts: Iterable[PartitionInfo], answers: dict | None = None
+) -> Manifest:
     return Manifest(
         schema_version=MANIFEST_VERSION,
         name=spec.name,
@@ -314,6 +346,7 @@ def make_manifest(spec: TableSpec, parts: Iterable[PartitionInfo]) -> Manifest:
         storage=dict(STORAGE),
         created_utc=utc_now(),
         parts=tuple(sorted(parts, key=lambda p: p.index)),
+        answers=answers,
     )
 
 
