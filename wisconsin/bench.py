@@ -32,11 +32,13 @@ def bench(
     options: RunOptions,
     progress: Progress | None = None,
     worker_data: str | None = None,
+    announce=None,
 ) -> BenchResult:
     """Generate + run + report + plot. options carries everything but the tables to use.
 
     With options.engine.cluster the tables are generated in place on the cluster's workers
-    (worker_data: see wisconsin.cluster for where workers write).
+    (worker_data: see wisconsin.cluster for where workers write). announce receives the
+    local build's cost line (wisconsin.cost) before it starts.
     """
     p = get_preset(preset)
     specs = [
@@ -54,7 +56,7 @@ def bench(
         finally:
             client.close()
     else:
-        built = build_tables(data_dir, specs, progress=progress)
+        built = build_tables(data_dir, specs, progress=progress, announce=announce)
     result, path = run(options, progress=progress)
     text = report.render_report([result], "text")
     report_path = path.with_suffix(".report.txt")

@@ -18,9 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
-from wisconsin import expect, store
+from wisconsin import cost, expect, store
 from wisconsin.store import Manifest, PartitionInfo, StoreError, TableSpec
 
 # (label, rows done, rows total) -> None
@@ -46,16 +44,8 @@ def default_jobs() -> int:
 
 
 def memory_per_job(jobs: int, rows: int) -> str:
-    """DuckDB memory_limit of one build worker writing a partition of `rows` rows.
-
-    256 MB plus 24 B per row (the primary key's index), capped at 60% of RAM split between
-    the concurrent workers. A build streams rows into its file and DuckDB evicts written
-    blocks, so more memory is not faster: it only touches more pages (system time) and, for
-    partitions larger than RAM, risks the machine (docs/performance.md, "Build system time").
-    """
-    share = int(psutil.virtual_memory().total * 0.6 / max(jobs, 1)) // 2**20
-    want = 256 + rows * 24 // 2**20
-    return f"{max(128, min(share, want))}MB"
+    """DuckDB memory_limit of one build worker (cost.build_memory_mb says why)."""
+    return f"{cost.build_memory_mb(rows, jobs)}MB"
 
 
 def check_existing(table_dir: Path, spec: TableSpec) -> Manifest | None:
@@ -126,8 +116,12 @@ def build_tables(
     specs: Sequence[TableSpec],
     jobs: int | None = None,
     progress: Progress | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> BuildResult:
-    """Build (or finish building) every table in specs under data_dir."""
+    """Build (or finish building) every table in specs under data_dir.
+
+    Before building, announce (if given) receives one line saying what the build will cost
+    (wisconsin.cost); a build that does not fit the free disk is refused (StoreError)."""
     t0 = time.perf_counter()
     for spec in specs:
         store.validate_spec(spec)
@@ -135,6 +129,7 @@ def build_tables(
     if jobs <= 0:
         raise StoreError(f"jobs must be positive, got {jobs}")
     data = Path(data_dir)
+    _check_cost(data, specs, jobs, announce)
     manifests: dict[str, Manifest] = {}
     reused_tables = []
     todo: list[tuple[TableSpec, int]] = []
@@ -224,6 +219,25 @@ def build_tables(
         rows_built=rows_total,
         seconds=time.perf_counter() - t0,
     )
+
+
+def _check_cost(data: Path, specs, jobs: int, announce) -> None:
+    """Say what the partitions still to build will cost; refuse before creating anything
+    if they do not fit the free disk."""
+    pending = [
+        (s, p)
+        for s in specs
+        if check_existing(data / s.name, s) is None
+        for p in range(s.partitions)
+        if store.finished_partition(data / s.name, s, p) is None
+    ]
+    if not pending:
+        return
+    est = cost.estimate(data, pending, jobs)
+    if announce:
+        announce(cost.describe(est))
+    if not est.fits:
+        raise StoreError(cost.refusal(est))
 
 
 def _part_rows(spec: TableSpec, part: int) -> int:

@@ -268,7 +268,9 @@ def generate(
         raise click.UsageError("--jobs has no effect with --cluster (each worker builds its own)")
     with _progress(not quiet and sys.stderr.isatty()) as progress:
         if cluster_address is None:
-            result = build_tables(data_dir, specs, jobs=jobs, progress=progress)
+            result = build_tables(
+                data_dir, specs, jobs=jobs, progress=progress, announce=click.echo
+            )
         else:
             from wisconsin.cluster import generate_on_cluster
 
@@ -411,7 +413,15 @@ def bench(
         data_dir=data_dir, mode=mode, partitions=parts, repeat=repeat, out=out, engine=engine
     )
     with _progress(not quiet and sys.stderr.isatty()) as progress:
-        result = run_bench(preset, data_dir, seed, opts, progress=progress, worker_data=worker_data)
+        result = run_bench(
+            preset,
+            data_dir,
+            seed,
+            opts,
+            progress=progress,
+            worker_data=worker_data,
+            announce=click.echo,
+        )
     if not quiet:
         click.echo(result.report_text)
     reused = f" (reused {', '.join(result.tables_reused)})" if result.tables_reused else ""
