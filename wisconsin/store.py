@@ -226,6 +226,7 @@ def build_partition(
     progress: Callable[[int], None] | None = None,
     batch_rows: int = 65536,
     keep_selected: bool = False,
+    config: dict | None = None,
 ) -> dict:
     """Generate one partition into its DuckDB file; return its PartitionInfo as a dict.
 
@@ -233,7 +234,8 @@ def build_partition(
     arguments, so any partition can be (re)built alone. The expected answers are derived
     from the same rows on the way (PartitionInfo.answers). keep_selected also writes the
     selected rows to part-NNN.selected.arrow, from which the local build derives the
-    whole table's digest before removing them.
+    whole table's digest before removing them. config replaces build_config(memory_limit)
+    (benchmarks compare settings with it).
     """
     import duckdb  # imported here: workers are spawned, and the coordinator may not need it
 
@@ -263,7 +265,7 @@ def build_partition(
                 progress(b.num_rows)
             yield b
 
-    con = duckdb.connect(str(tmp), config=build_config(memory_limit))
+    con = duckdb.connect(str(tmp), config=config or build_config(memory_limit))
     try:
         con.execute("SET enable_progress_bar = false")  # workers must not draw on the terminal
         con.execute("PRAGMA force_compression='uncompressed'")
