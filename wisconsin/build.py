@@ -8,6 +8,7 @@ rebuilds only the partitions that are missing.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import queue
@@ -93,6 +94,19 @@ def _init_builder(progress_queue) -> None:
     global _progress_queue
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _progress_queue = progress_queue
+    _keep_freed_memory()
+
+
+def _keep_freed_memory() -> None:
+    """glibc malloc: keep freed memory in this builder process instead of returning it to
+    the OS after every batch (the generator's ~5 MB arrays were mapped, faulted in and
+    unmapped per batch: ~15 k page faults per 1 M rows). A builder only builds."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return  # not glibc: nothing to tune
+    libc.mallopt(-3, 64 << 20)  # M_MMAP_THRESHOLD: allocations below 64 MB from the heap
+    libc.mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD: keep up to 256 MB of freed heap
 
 
 def _build_task(table_dir, n, seed, part, parts, memory_limit, key):

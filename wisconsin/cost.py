@@ -78,7 +78,7 @@ def build_seconds(rows: int, partitions: int, disk_bytes: int, jobs: int, cores:
 def build_memory_mb(rows: int, jobs: int) -> int:
     """DuckDB memory_limit (MB) of one build worker writing a partition of `rows` rows.
 
-    256 MB plus 24 B per row (the primary key's index), capped at 60% of RAM split between
+    128 MB plus 24 B per row (the primary key's index), capped at 60% of RAM split between
     the concurrent workers. A build streams rows into its file and DuckDB evicts written
     blocks, so more memory is not faster: it only touches more pages (system time) and, for
     partitions larger than RAM, risks the machine (docs/performance.md, "Build system time").
@@ -86,7 +86,7 @@ def build_memory_mb(rows: int, jobs: int) -> int:
     import psutil
 
     share = int(psutil.virtual_memory().total * 0.6 / max(jobs, 1)) // 2**20
-    return max(128, min(share, 256 + rows * 24 // 2**20))
+    return max(128, min(share, 128 + rows * 24 // 2**20))
 
 
 def _existing_parent(path: Path) -> Path:
