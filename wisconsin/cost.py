@@ -62,17 +62,23 @@ class Estimate:
 
 def partition_bytes(rows: int) -> int:
     """Disk a partition of `rows` rows needs: file, build extras and run headroom."""
-    file = FILE_BYTES_FIXED + FILE_BYTES_PER_ROW * rows
+    file = file_bytes(rows)
     return int(
         file + BUILD_EXTRA_BYTES_PER_ROW * rows + RUN_HEADROOM_FRACTION * file + RUN_HEADROOM_FIXED
     )
 
 
-def build_seconds(rows: int, partitions: int, disk_bytes: int, jobs: int, cores: int) -> float:
-    """CPU-bound (one core per build worker) or write-bound, whichever is slower."""
+def file_bytes(rows: int) -> int:
+    """Size of a finished partition file of `rows` rows (table and copy)."""
+    return FILE_BYTES_FIXED + FILE_BYTES_PER_ROW * rows
+
+
+def build_seconds(rows: int, partitions: int, written: int, jobs: int, cores: int) -> float:
+    """CPU-bound (one core per build worker) or bound by writing `written` bytes, whichever
+    is slower."""
     workers = max(1, min(jobs, cores, partitions))
     cpu = (rows / BUILD_ROWS_PER_S_PER_CORE + partitions * PARTITION_SECONDS) / workers
-    return WORKER_START_SECONDS + max(cpu, disk_bytes / WRITE_BYTES_PER_S)
+    return WORKER_START_SECONDS + max(cpu, written / WRITE_BYTES_PER_S)
 
 
 def build_memory_mb(rows: int, jobs: int) -> int:
@@ -118,7 +124,11 @@ def estimate(
         rows=rows,
         partitions=len(sizes),
         disk_bytes=disk,
-        seconds=build_seconds(rows, len(sizes), disk, jobs, cores) if sizes else 0.0,
+        seconds=(
+            build_seconds(rows, len(sizes), sum(map(file_bytes, sizes)), jobs, cores)
+            if sizes
+            else 0.0
+        ),
         peak_rss_bytes=(build_memory_mb(largest, jobs) << 20) + WORKER_RSS_EXTRA if sizes else 0,
         jobs=jobs,
         free_bytes=shutil.disk_usage(where).free,
