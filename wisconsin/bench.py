@@ -168,11 +168,13 @@ def bench(
     progress: Progress | None = None,
     worker_data: str | None = None,
     deadline: float | None = None,
+    announce=None,
 ) -> BenchResult:
     """Generate + run + report + plot. options carries everything but the tables to use.
 
     With options.engine.cluster the tables are generated in place on the cluster's workers
-    (worker_data: see wisconsin.cluster for where workers write).
+    (worker_data: see wisconsin.cluster for where workers write). announce receives the
+    local build's cost line (wisconsin.cost) before it starts.
     """
     p = preset if isinstance(preset, Preset) else get_preset(preset)
     specs = [
@@ -190,7 +192,7 @@ def bench(
         finally:
             client.close()
     else:
-        built = build_tables(data_dir, specs, progress=progress)
+        built = build_tables(data_dir, specs, progress=progress, announce=announce)
     if deadline is not None:  # what is left of the bench's time budget is the run's
         left = deadline - time.monotonic() - 20.0  # report and figures
         options = replace(options, time_budget_s=max(1.0, left))

@@ -391,7 +391,9 @@ def generate(
         raise click.UsageError("--jobs has no effect with --cluster (each worker builds its own)")
     with _progress(quiet) as progress:
         if cluster_address is None:
-            result = build_tables(data_dir, specs, jobs=jobs, progress=progress)
+            result = build_tables(
+                data_dir, specs, jobs=jobs, progress=progress, announce=click.echo
+            )
         else:
             from wisconsin.cluster import generate_on_cluster
 
@@ -770,6 +772,7 @@ def bench(
             progress=progress,
             worker_data=worker_data,
             deadline=None if time_budget is None else started + time_budget,
+            announce=click.echo,
         )
     if not quiet:
         click.echo(result.report_text)

@@ -57,6 +57,9 @@ class PartitionInfo:
     worker: str = ""  # cluster placement: the worker that owns the file ("" = local)
     host: str = ""
     path: str = ""  # absolute path on that worker's host
+    # Expected answers derived by the builder from the rows it wrote (wisconsin.expect);
+    # None in manifests written before they were stored.
+    answers: dict | None = dataclasses.field(default=None, hash=False)
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,8 @@ class Manifest:
     # workers keep their files under the table's identity, so two data directories never
     # share one (wisconsin.cluster.worker_table_dir).
     table_id: str = ""
+    # Whole-table expected answers (the selected rows' digest, key order); None if unknown.
+    answers: dict | None = None
 
     @property
     def rows_per_partition(self) -> tuple[int, ...]:
@@ -204,6 +209,21 @@ def _ddl(name: str, primary_key: bool = True) -> str:
     return f"CREATE TABLE {name} ({ints}, {strs}{key})"
 
 
+def build_config(memory_limit: str) -> dict:
+    """DuckDB settings of a build worker's instance (docs/performance.md, "Build system time").
+
+    `block_allocator_memory` makes DuckDB reuse one pool of block memory instead of
+    allocating, touching and returning 256 KiB blocks over and over: without it the copy
+    table's INSERT..SELECT alone took ~120 k minor page faults per 1 M rows, and system time
+    was 50-70% of user time. The pool is freed when the connection closes.
+    """
+    return {
+        "threads": 1,
+        "memory_limit": memory_limit,
+        "block_allocator_memory": memory_limit,
+    }
+
+
 def build_partition(
     table_dir: str,
     n: int,
@@ -213,30 +233,47 @@ def build_partition(
     memory_limit: str = "2GB",
     progress: Callable[[int], None] | None = None,
     batch_rows: int = 65536,
+    keep_selected: bool = False,
+    config: dict | None = None,
 ) -> dict:
     """Generate one partition into its DuckDB file; return its PartitionInfo as a dict.
 
     Runs inside a worker process (local pool or a Dask worker); depends only on its
-    arguments, so any partition can be (re)built alone.
+    arguments, so any partition can be (re)built alone. The expected answers are derived
+    from the same rows on the way (PartitionInfo.answers). keep_selected also writes the
+    selected rows to part-NNN.selected.arrow, from which the local build derives the
+    whole table's digest before removing them. config replaces build_config(memory_limit)
+    (benchmarks compare settings with it).
     """
     import duckdb  # imported here: workers are spawned, and the coordinator may not need it
+
+    from wisconsin import expect
 
     lo, hi = generator.partition_range(n, part, parts)
     tdir = Path(table_dir)
     final = tdir / part_file(part)
     tmp = tdir / (part_file(part) + ".tmp")
-    for stale in (tmp, Path(str(tmp) + ".wal")):
+    selected = expect.selected_file(tdir, part)
+    selected_tmp = selected.with_name(selected.name + ".tmp")
+    for stale in (tmp, Path(str(tmp) + ".wal"), selected_tmp):
         stale.unlink(missing_ok=True)
     digest = ContentDigest()
+    answers = expect.PartAnswers(n)
+    chosen_out = (
+        pa.ipc.new_stream(str(selected_tmp), generator.arrow_schema()) if keep_selected else None
+    )
 
     def batches() -> Iterator[pa.RecordBatch]:
         for b in generator.generate(n, seed, lo, hi, batch_rows=batch_rows):
             digest.update(b)
+            chosen = answers.update(b)
+            if chosen_out is not None:
+                chosen_out.write_batch(chosen)
             if progress is not None:
                 progress(b.num_rows)
             yield b
 
-    con = duckdb.connect(str(tmp), config={"threads": 1, "memory_limit": memory_limit})
+    con = duckdb.connect(str(tmp), config=config or build_config(memory_limit))
     try:
         con.execute("SET enable_progress_bar = false")  # workers must not draw on the terminal
         con.execute("PRAGMA force_compression='uncompressed'")
@@ -256,13 +293,23 @@ def build_partition(
         con.execute("CHECKPOINT")
     finally:
         con.close()
+        if chosen_out is not None:
+            chosen_out.close()
     if digest.rows != hi - lo:
         raise StoreError(f"partition {part}: generated {digest.rows} rows, expected {hi - lo}")
     with open(tmp, "rb+") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, final)
+    if chosen_out is not None:
+        os.replace(selected_tmp, selected)  # before the marker: a finished partition has it
     info = PartitionInfo(
-        index=part, file=final.name, lo=lo, hi=hi, rows=hi - lo, checksum=digest.hexdigest()
+        index=part,
+        file=final.name,
+        lo=lo,
+        hi=hi,
+        rows=hi - lo,
+        checksum=digest.hexdigest(),
+        answers=answers.as_dict(),
     )
     marker = dataclasses.asdict(info) | {
         "n": n,
@@ -306,7 +353,10 @@ def derived_table_id(kind: str, n: int, partitions: int, seed: int, generator_ve
 
 
 def make_manifest(
-    spec: TableSpec, parts: Iterable[PartitionInfo], table_id: str | None = None
+    spec: TableSpec,
+    parts: Iterable[PartitionInfo],
+    table_id: str | None = None,
+    answers: dict | None = None,
 ) -> Manifest:
     return Manifest(
         schema_version=MANIFEST_VERSION,
@@ -322,6 +372,7 @@ def make_manifest(
         created_utc=utc_now(),
         parts=tuple(sorted(parts, key=lambda p: p.index)),
         table_id=table_id or new_table_id(),
+        answers=answers,
     )
 
 
