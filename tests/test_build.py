@@ -29,7 +29,29 @@ def small_disk(tmp_path):
         subprocess.run(["umount", str(mnt)], check=True)
 
 
-def test_disk_full_during_generate_is_one_line_and_leaves_no_temp_files(small_disk):
+def test_a_size_that_does_not_fit_is_refused_before_anything_is_written(small_disk):
+    data = small_disk / "data"
+    result = CliRunner().invoke(
+        cli,
+        ["generate", "--kind", "F", "--rows", "100000", "--partitions", "2"]
+        + ["--data", str(data), "--quiet"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "needs ~" in lines[0] and "free" in lines[0], result.output
+    assert not [p for p in data.rglob("*") if p.name != LOCK_FILE]
+
+
+def test_disk_full_during_generate_is_one_line_and_leaves_no_temp_files(small_disk, monkeypatch):
+    # The cost estimate would refuse this size up front (test above); make it believe the
+    # disk is large so the build really runs out of space while writing.
+    from collections import namedtuple
+
+    from wisconsin import cost
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(cost.shutil, "disk_usage", lambda _p: usage(2**40, 0, 2**40))
     data = small_disk / "data"
     result = CliRunner().invoke(
         cli,

@@ -392,7 +392,11 @@ def generate(
     with _progress(quiet) as progress:
         if cluster_address is None:
             result = build_tables(
-                data_dir, specs, jobs=jobs, progress=progress, announce=click.echo
+                data_dir,
+                specs,
+                jobs=jobs,
+                progress=progress,
+                announce=None if quiet else (lambda line: click.echo(line, err=True)),
             )
         else:
             from wisconsin.cluster import generate_on_cluster
