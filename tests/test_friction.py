@@ -121,7 +121,7 @@ def test_bench_says_where_and_how_much_and_refuses_a_full_disk(tmp_path, monkeyp
     monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 10**6, 10**6))
     line = one_line_error(
         invoke("bench", "--preset", "laptop", "--data", tmp_path / "d", "--out", tmp_path / "o"),
-        "bench needs about 5.5 GB",
+        "bench needs about 5.4 GB",
         "only 1 MB are free",
     )
     assert str(tmp_path / "d") in line

@@ -8,13 +8,13 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wisconsin import WisconsinError, cluster, lock, plots, report
+from wisconsin import WisconsinError, cluster, cost, lock, plots, report
 from wisconsin.build import Progress, build_tables
 from wisconsin.presets import Preset, get_preset
 from wisconsin.runfile import Run
 from wisconsin.runner import RunOptions, run
 from wisconsin.schedule import OVERHEAD_MULTIPLE_MIN
-from wisconsin.store import TableSpec
+from wisconsin.store import TableSpec, generator
 
 CALIBRATED = "calibrated"  # bench's default: sizes from a probe of this machine
 BENCH_PARTITIONS = (1, 2, 4, 8, 16)
@@ -122,12 +122,6 @@ class BenchResult:
     html_path: Path | None = None
 
 
-# Measured: a 200,000-row partition file (table + copy, primary keys, uncompressed) is
-# 93 MB, 465 bytes a row; a 1,000-row one 1.3 MB (DuckDB's fixed blocks).
-BYTES_PER_ROW = 470
-BYTES_PER_PARTITION = 1 << 20
-
-
 @dataclass(frozen=True)
 class DiskPlan:
     new_bytes: int  # partition files still to generate
@@ -146,7 +140,13 @@ def disk_plan(specs, data_dir: str, on_cluster: bool = False) -> DiskPlan:
         if (Path(data_dir) / s.name / MANIFEST).is_file():
             reused.append(s.name)
         else:
-            new += s.n * BYTES_PER_ROW + s.partitions * BYTES_PER_PARTITION
+            # one size model for generate and bench: wisconsin.cost
+            new += sum(
+                cost.file_bytes(hi - lo)
+                for lo, hi in (
+                    generator.partition_range(s.n, p, s.partitions) for p in range(s.partitions)
+                )
+            )
     where = Path(data_dir).absolute()
     while not where.exists():
         where = where.parent
