@@ -298,9 +298,15 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     manifests = load_tables(opts)
     _check_tables(opts, manifests)
     base = _skeleton(opts, manifests)
+    created = not out_path.parent.exists()
     out_path.parent.mkdir(parents=True, exist_ok=True)
     state = journal.RunState(base, journal.journal_path(out_path))
-    return _execute(state, opts, manifests, out_path, progress, elapsed_before=0.0)
+    try:
+        return _execute(state, opts, manifests, out_path, progress, elapsed_before=0.0)
+    except BaseException:
+        if created and not any(out_path.parent.iterdir()):  # a run that kept nothing
+            out_path.parent.rmdir()
+        raise
 
 
 def resume_options(run: Run, out: Path, engine: EngineConfig) -> RunOptions:
