@@ -504,7 +504,7 @@ def _remote_rebuild(client, m: Manifest, parts: list[int], timeout: float) -> No
             m.seed,
             i,
             m.partitions,
-            memory_per_job(default_jobs()),
+            memory_per_job(default_jobs(), m.parts[i].rows),
         ),
         parts,
         timeout,
