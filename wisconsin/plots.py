@@ -138,7 +138,8 @@ def _subtitle(runs: list[Run]) -> str:
     )
 
 
-def _save(fig: Figure, out_dir: Path, name: str) -> list[Path]:
+def save_figure(fig: Figure, out_dir: Path, name: str) -> list[Path]:
+    """Write fig as PNG and SVG (reproducible metadata), each atomically; return the paths."""
     FigureCanvasAgg(fig)
     written = []
     for ext in FORMATS:
@@ -202,7 +203,7 @@ def plot_run(
     written: list[Path] = []
     with matplotlib.rc_context(_RC):
         for name, fig in figures(runs):
-            written += _save(fig, out, f"{stem}-{name}")
+            written += save_figure(fig, out, f"{stem}-{name}")
     return written
 
 

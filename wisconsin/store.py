@@ -452,14 +452,10 @@ def verify_partition(path: str, part: dict, table: str = TABLE) -> list[str]:
     import duckdb
 
     p = PartitionInfo(**part)
-    if not Path(path).is_file():
-        return [f"partition {p.index}: file {path} is missing"]
+    con, problems = _open_checked(path, p)
+    if con is None:
+        return problems
     try:
-        con = duckdb.connect(path, read_only=True, config={"threads": 1})
-    except duckdb.Error as exc:
-        return [f"partition {p.index}: cannot open {path} ({_first_line(exc)})"]
-    try:
-        con.execute("SET enable_progress_bar = false")
         problems = _shape_problems(con, p, table)
         if problems:
             return problems
@@ -471,6 +467,20 @@ def verify_partition(path: str, part: dict, table: str = TABLE) -> list[str]:
         return [f"partition {p.index}: {table} unreadable ({_first_line(exc)})"]
     finally:
         con.close()
+
+
+def _open_checked(path: str, p: PartitionInfo):
+    """(read-only connection, []) to a partition file, or (None, [the one-line problem])."""
+    import duckdb
+
+    if not Path(path).is_file():
+        return None, [f"partition {p.index}: file {path} is missing"]
+    try:
+        con = duckdb.connect(path, read_only=True, config={"threads": 1})
+    except duckdb.Error as exc:
+        return None, [f"partition {p.index}: cannot open {path} ({_first_line(exc)})"]
+    con.execute("SET enable_progress_bar = false")
+    return con, []
 
 
 def _first_line(exc: BaseException) -> str:
@@ -537,14 +547,10 @@ def check_partition(
     import duckdb
 
     p = PartitionInfo(**part)
-    if not Path(path).is_file():
-        return [f"partition {p.index}: file {path} is missing"]
+    con, problems = _open_checked(path, p)
+    if con is None:
+        return problems
     try:
-        con = duckdb.connect(path, read_only=True, config={"threads": 1})
-    except duckdb.Error as exc:
-        return [f"partition {p.index}: cannot open {path} ({_first_line(exc)})"]
-    try:
-        con.execute("SET enable_progress_bar = false")
         block_size = con.execute("SELECT block_size FROM pragma_database_size()").fetchall()[0][0]
         problems: list[str] = []
         for table in tables:

@@ -7,31 +7,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from wisconsin import WisconsinError
+from wisconsin.plots import save_figure
 from wisconsin.workloads.debitcredit import metrics
 from wisconsin.workloads.debitcredit.report import tandem_scaleup
 from wisconsin.workloads.debitcredit.runfile import DebitCreditRun, load
 
 _RC = {"svg.hashsalt": "wisconsin", "font.size": 9}
-
-
-def _save(fig: Figure, out: Path, name: str) -> list[Path]:
-    FigureCanvasAgg(fig)
-    written = []
-    for ext in ("png", "svg"):
-        final = out / f"{name}.{ext}"
-        tmp = out / f".{name}.{ext}.tmp-{os.getpid()}"
-        meta = {"Date": None} if ext == "svg" else {"Software": None}
-        try:
-            fig.savefig(tmp, format=ext, metadata=meta, dpi=110)
-            os.replace(tmp, final)
-        finally:
-            tmp.unlink(missing_ok=True)
-        written.append(final)
-    return written
 
 
 def _curve(run: DebitCreditRun, fig: Figure) -> None:
@@ -133,7 +117,7 @@ def plot_run(run: DebitCreditRun, out_dir: str | os.PathLike, stem: str = "run")
             fig = Figure(figsize=(5.5, 4.0))
             draw(run, fig)
             fig.tight_layout()
-            written += _save(fig, out, f"{stem}-{name}")
+            written += save_figure(fig, out, f"{stem}-{name}")
     return written
 
 
