@@ -457,7 +457,8 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
         loop = Loop(state, targets, steps, opts, ram, progress, elapsed_before)
         reason = loop.loop()
         topology = engine.topology()
-        notes += getattr(engine, "warnings", [])  # e.g. fewer cluster workers than P
+        # e.g. fewer cluster workers than P; said in table order, whatever order rounds ran in
+        notes += sorted(getattr(engine, "warnings", []), key=_table_rank(list(manifests)))
     except VerificationError:
         state.close(remove=True)  # a wrong answer voids the run: nothing is kept
         raise
@@ -493,6 +494,18 @@ def _cores(run: Run, topology) -> int:
     if run.config.cluster and topology is not None and topology.hosts:
         return sum(h.cores for h in topology.hosts)
     return run.environment.usable_cores
+
+
+def _table_rank(names: list[str]):
+    """Sort key putting a "warning: <table> ..." line at its table's place in the run."""
+
+    def rank(line: str) -> int:
+        head = line.removeprefix("warning: ")
+        return next(
+            (i for i, n in enumerate(names) if head.startswith((f"{n} ", f"{n}:"))), len(names)
+        )
+
+    return rank
 
 
 def _incomplete(state, exc: BaseException, out_path: Path, notes, topology) -> BaseException:
