@@ -18,8 +18,8 @@ import time
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
-from generator import GENERATOR_VERSION, MAX_ROWS, generate  # noqa: E402
-from generator.permutation import permutation  # noqa: E402
+from wisconsin.generator import GENERATOR_VERSION, MAX_ROWS, generate  # noqa: E402
+from wisconsin.generator.permutation import permutation  # noqa: E402
 
 GOAL_ROWS_PER_S = 1.5e6
 GOAL_MB_PER_S = 300.0

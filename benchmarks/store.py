@@ -59,9 +59,13 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 import duckdb  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-import generator  # noqa: E402
-from generator.permutation import permutation  # noqa: E402
-from wisconsin import build, cost, store  # noqa: E402
+from wisconsin import (  # noqa: E402
+    build,
+    cost,
+    generator,  # noqa: E402
+    store,
+)
+from wisconsin.generator.permutation import permutation  # noqa: E402
 
 GOAL = 0.8
 SYS_GOAL = 0.25

@@ -12,7 +12,7 @@ def netns_cluster_factory(tmp_path):
     Skips the test with the reason when network namespaces are unavailable
     (not root, no iproute2, ...). Leftovers of killed earlier runs are removed first.
     """
-    from wisconsin.testing.netns import (
+    from harness.netns import (
         NetnsCluster,
         NetnsUnavailable,
         check_available,

@@ -2,8 +2,8 @@ from types import SimpleNamespace
 
 from click.testing import CliRunner
 
-from wisconsin.bench import plan_sizes
 from wisconsin.cli import cli
+from wisconsin.pipeline import plan_sizes
 
 
 def _probe(dispatch_s, cold=1.5e6):

@@ -189,7 +189,7 @@ def test_generate_run_and_compare_with_a_local_run(netns_cluster_factory, tmp_pa
 
 
 def test_tls_cluster_and_plaintext_refused(netns_cluster_factory, tmp_path):
-    from wisconsin.testing.netns import TlsUnavailable, make_tls_files
+    from harness.netns import TlsUnavailable, make_tls_files
 
     try:
         tls = make_tls_files(tmp_path / "tls")
@@ -390,7 +390,7 @@ def test_two_data_directories_on_the_same_workers_never_share_a_file(
 
 
 def test_remote_partition_damage_is_caught_before_timing(netns_cluster_factory, tmp_path):
-    from wisconsin.testing.damage import corrupt_blocks
+    from harness.damage import corrupt_blocks
 
     cluster = netns_cluster_factory(2)
     data = tmp_path / "data"

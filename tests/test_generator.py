@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import (
+from wisconsin.generator import (
     COLUMNS,
     GENERATOR_VERSION,
     MAX_ROWS,
@@ -20,8 +20,8 @@ from generator import (
     generate,
     partition_range,
 )
-from generator.core import ALPHABET, STRING_LEN, column_sizes
-from generator.permutation import (
+from wisconsin.generator.core import ALPHABET, STRING_LEN, column_sizes
+from wisconsin.generator.permutation import (
     discrete_logs,
     is_prime,
     next_prime,

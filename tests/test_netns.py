@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import wisconsin
-from wisconsin.testing import netns
-from wisconsin.testing.netns import NetnsCluster
+from harness import netns
+from harness.netns import NetnsCluster
 
 GATHER_TIMEOUT = 20  # every result()/gather() gets a timeout: a lost task must not hang CI
 
@@ -236,18 +236,18 @@ def test_killed_owner_processes_die_and_stale_cleanup(netns_cluster_factory, tmp
     script = textwrap.dedent(
         f"""
         import sys, time
-        from wisconsin.testing.netns import NetnsCluster
+        from harness.netns import NetnsCluster
         c = NetnsCluster(1, {str(tmp_path / "c")!r}).start()
         print(c.instance_id, c._procs["sched"].pid, *c.worker_pids("part0"), flush=True)
         time.sleep(120)
         """
     )
-    repo = str(Path(wisconsin.__file__).parent.parent)
+    repo = Path(wisconsin.__file__).parent.parent
     owner = subprocess.Popen(
         [sys.executable, "-c", script],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": repo},
+        env={**os.environ, "PYTHONPATH": f"{repo}{os.pathsep}{repo / 'tests'}"},
     )
     try:
         line = owner.stdout.readline().split()

@@ -1,10 +1,9 @@
 import pyarrow as pa
 import pytest
 
-import generator
-from wisconsin import store
+from harness.damage import corrupt_blocks
+from wisconsin import generator, store
 from wisconsin.store import ContentDigest, StoreError, TableSpec
-from wisconsin.testing.damage import corrupt_blocks
 
 
 def _digest(batches):

@@ -11,8 +11,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import generator
-from wisconsin import WisconsinError, metrics, runfile, schedule
+from wisconsin import WisconsinError, generator, metrics, runfile, schedule
 from wisconsin.runfile import Measurement, Repetition, Run
 
 COLD_SCAN_MIN = 0.90  # the share of its data a cold full-row scan must read

@@ -97,7 +97,7 @@ def _table(workdir: Path, rows: int, partitions: int) -> tuple[store.Manifest, P
 def _scan_rates(m: store.Manifest, path: str, repeats: int) -> tuple[float, float | None]:
     """(warm, cold) rows/s of the full-row scan on one partition file, one thread. Cold
     is None unless the cold scan read >= 90% of the table's blocks from storage."""
-    from wisconsin.partition import PartitionSession
+    from wisconsin.duckdb_session import PartitionSession
 
     stmt = queries.statement("scan", m.rows, table=m.table, scan_variant="full-row")
     s = PartitionSession.open(path, threads=1)

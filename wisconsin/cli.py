@@ -686,7 +686,7 @@ def bench(
     if workload == "debitcredit":
         if cluster_address is not None:
             raise click.UsageError("--workload debitcredit runs on this machine (no --cluster)")
-        from wisconsin.workloads.debitcredit.bench import bench_command
+        from wisconsin.workloads.debitcredit.pipeline import bench_command
 
         say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
         _run, path, text, files = bench_command(
@@ -708,8 +708,8 @@ def bench(
         return
     import time
 
-    from wisconsin.bench import BENCH_PARTITIONS, disk_plan, plan_sizes, preset_specs
-    from wisconsin.bench import bench as run_bench
+    from wisconsin.pipeline import BENCH_PARTITIONS, disk_plan, plan_sizes, preset_specs
+    from wisconsin.pipeline import bench as run_bench
     from wisconsin.presets import get_preset
     from wisconsin.runner import RunOptions
 

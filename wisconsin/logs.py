@@ -9,8 +9,10 @@ lines that concern the workers name the file.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -71,6 +73,28 @@ class DaskLogs:
                 self.path.unlink()  # nothing was logged: leave nothing behind
         except OSError:
             pass
+
+    @contextlib.contextmanager
+    def children_output(self):
+        """Point this process's stdout and stderr at the log file for the block, so that
+        processes spawned meanwhile start with them there: a worker interrupted by ^C while
+        still importing (before its preload redirects) prints its traceback into the file,
+        not over the user's terminal. What this process prints meanwhile goes there too."""
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        saved = (os.dup(1), os.dup(2))
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            yield
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for f in (fd, *saved):
+                os.close(f)
 
     def where(self) -> str:
         self._named = True

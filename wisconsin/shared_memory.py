@@ -20,8 +20,8 @@ import duckdb
 import psutil
 
 from wisconsin import commit, pagecache, queries
+from wisconsin.duckdb_session import PartitionSession
 from wisconsin.engine import NOOP, EngineConfig, StepResult, memory_share, timed_update
-from wisconsin.partition import PartitionSession
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
 from wisconsin.store import Manifest, StoreError, partition_path

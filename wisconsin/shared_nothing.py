@@ -125,8 +125,8 @@ class SharedNothingEngine:
             # A ^C meanwhile is deferred until the cluster object exists, so stop() can close
             # it (raised as KeyboardInterrupt on unblocking). Worker processes start with a
             # clean mask (spawn resets it): a ^C in their first ~0.5 s of imports, before
-            # their preload ignores it, can still print a traceback from a worker.
-            with dask.config.set(QUIET), _sigint_deferred():
+            # their preload ignores it, prints a traceback, which goes to the Dask log file.
+            with dask.config.set(QUIET), _sigint_deferred(), self.logs.children_output():
                 self.cluster = SpecCluster(
                     scheduler=scheduler, workers=workers, silence_logs=logging.ERROR
                 )

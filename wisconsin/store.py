@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-import generator
-from wisconsin import WisconsinError
+from wisconsin import WisconsinError, generator
 
 MANIFEST_VERSION = 1
 TABLE = "wisconsin"

@@ -13,8 +13,8 @@ import time
 from distributed import WorkerPlugin, get_worker
 
 from wisconsin import pagecache, store
+from wisconsin.duckdb_session import PartitionSession
 from wisconsin.engine import Fault, memory_share
-from wisconsin.partition import PartitionSession
 from wisconsin.queries import Statement
 
 PLUGIN = "wisconsin-partitions"

@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 import pyarrow as pa
 
-from generator.permutation import permutation
+from wisconsin.generator.permutation import permutation
 
 GENERATOR_VERSION = "1"
 

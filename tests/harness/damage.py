@@ -1,4 +1,4 @@
-"""Test helper: damage a partition file the way a disk or a stray write would."""
+"""Test helper (tests/harness: not shipped in the wheel): damage a partition file the way a disk or a stray write would."""
 
 from __future__ import annotations
 

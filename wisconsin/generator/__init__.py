@@ -15,7 +15,7 @@ Public API (stable; wisconsin.store relies on it):
   unique2 in [lo, hi), in key order, in batches of at most batch_rows rows.
 """
 
-from generator.core import (
+from wisconsin.generator.core import (
     COLUMNS,
     GENERATOR_VERSION,
     MAX_ROWS,

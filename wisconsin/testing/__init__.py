@@ -1,1 +1,0 @@
-"""Test and benchmark harnesses (multi-host simulation with network namespaces)."""
