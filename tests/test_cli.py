@@ -9,6 +9,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from harness.signals import sigint_default
 from wisconsin import runfile
 from wisconsin.cli import cli
 
@@ -317,7 +318,12 @@ def test_ctrl_c_during_generate_is_one_line_and_resumable(tmp_path):
         "--quiet",
     ]
     proc = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=sigint_default,
     )
     deadline = time.monotonic() + 60
     while not (tmp_path / "F4" / "part-000.json").exists():  # one partition finished
@@ -358,7 +364,12 @@ def test_ctrl_c_during_run_stops_workers_quietly(data, tmp_path):
         "--quiet",
     ]
     proc = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=sigint_default,
     )
     deadline = time.monotonic() + 60
     while len(psutil.Process(proc.pid).children(recursive=True)) < 2:  # workers are up
@@ -366,7 +377,11 @@ def test_ctrl_c_during_run_stops_workers_quietly(data, tmp_path):
         time.sleep(0.1)
     time.sleep(2)
     os.killpg(proc.pid, signal.SIGINT)
-    _out, err = proc.communicate(timeout=120)
+    try:
+        _out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # or it holds the shared data directory's lock
+        raise
     assert proc.returncode == 130
     files = list((tmp_path / "runs").glob("*.json")) if (tmp_path / "runs").exists() else []
     if files:  # an incomplete run file, named in the one line, and no journal left

@@ -6,6 +6,7 @@ import json
 
 from click.testing import CliRunner
 
+from harness.signals import sigint_default
 from wisconsin.cli import cli
 from wisconsin.workloads.debitcredit import metrics
 from wisconsin.workloads.debitcredit.runfile import load, save
@@ -94,6 +95,7 @@ def test_ctrl_c_during_debitcredit_bench_is_one_line(tmp_path):
          "--partitions", "2", "--branches", "2", "--step-seconds", "2", "--repeat", "1",
          "--data", str(tmp_path / "d"), "--out", str(tmp_path / "runs")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=sigint_default,
     )  # fmt: skip
     time.sleep(3)
     os.killpg(proc.pid, signal.SIGINT)

@@ -1,0 +1,12 @@
+"""Start a child as a terminal's foreground job would be started."""
+
+from __future__ import annotations
+
+import signal
+
+
+def sigint_default() -> None:
+    """preexec_fn: SIGINT at its default disposition in the child. A shell without job
+    control starts background commands (`.ci/run &`) with SIGINT ignored, and children
+    inherit that, so a ^C test would otherwise see its SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
