@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-import wisconsin
 from harness import netns
 from harness.netns import NetnsCluster
 
@@ -242,12 +241,12 @@ def test_killed_owner_processes_die_and_stale_cleanup(netns_cluster_factory, tmp
         time.sleep(120)
         """
     )
-    repo = Path(wisconsin.__file__).parent.parent
+    tests = Path(__file__).resolve().parent  # the harness lives here, not in the wheel
     owner = subprocess.Popen(
         [sys.executable, "-c", script],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": f"{repo}{os.pathsep}{repo / 'tests'}"},
+        env={**os.environ, "PYTHONPATH": str(tests)},
     )
     try:
         line = owner.stdout.readline().split()
