@@ -66,3 +66,32 @@ def test_disk_full_during_generate_is_one_line_and_leaves_no_temp_files(small_di
     # the data directory's lock file is the only other thing (it stays, unlocked: lock.py)
     left = sorted(p.name for p in data.rglob("*") if p.name != LOCK_FILE)
     assert left == ["F2"], left  # no half-written partition, WAL or temp JSON file
+
+
+def test_builders_die_with_a_killed_generate(tmp_path):
+    """SIGKILL of generate (no cleanup runs): its builder processes die too, instead of
+    writing on, as orphans, into a directory the next generate builds in."""
+    import sys
+    import time
+
+    import psutil
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wisconsin", "generate", "--kind", "F", "--rows", "4000000",
+         "--partitions", "2", "--jobs", "2", "--data", str(tmp_path), "--quiet"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not list((tmp_path / "F2").glob("*.tmp")):  # builders are writing
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        builders = psutil.Process(proc.pid).children(recursive=True)
+        assert builders
+    finally:
+        proc.kill()
+        proc.wait()
+    _gone, alive = psutil.wait_procs(builders, timeout=10)
+    for p in alive:
+        p.kill()
+    assert alive == []

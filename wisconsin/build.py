@@ -101,8 +101,26 @@ def _init_builder(progress_queue) -> None:
     so a builder neither prints a traceback nor dies half-way on its own."""
     global _progress_queue
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     _progress_queue = progress_queue
     _keep_freed_memory()
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this builder when the generate that started it dies, even by
+    SIGKILL. An orphaned builder would go on writing, and removing its half-written files,
+    in a data directory a later generate is building in (seen: an orphan removed the next
+    generate's part-000.duckdb.tmp)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return  # not Linux/glibc: an orphan is still possible there
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def _keep_freed_memory() -> None:
