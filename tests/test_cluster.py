@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from wisconsin import WisconsinError, commit, runfile
 from wisconsin.build import build_tables
 from wisconsin.cli import cli
-from wisconsin.cluster import build_tables_on_cluster
+from wisconsin.cluster import build_tables_on_cluster, scheduler_identity
 from wisconsin.engine import EngineConfig, Fault
 from wisconsin.expect import expected_answers
 from wisconsin.runner import RunOptions, make_engine, run
@@ -53,7 +53,7 @@ def _kill_when_running(
             with cluster.client() as c:
                 deadline = time.monotonic() + 60
                 while time.monotonic() < deadline:
-                    info = c.scheduler_info(n_workers=-1)["workers"]
+                    info = scheduler_identity(c)["workers"]
                     addr = next(a for a, w in info.items() if w["name"] == name)
                     if any(str(k).startswith(key_prefix) for k in c.processing([addr])[addr]):
                         time.sleep(settle)  # the others have answered; name is inside its sleep

@@ -13,6 +13,7 @@ import pytest
 
 from wisconsin import commit
 from wisconsin.build import build_tables
+from wisconsin.cluster import scheduler_identity
 from wisconsin.engine import EngineConfig, Fault
 from wisconsin.expect import expected_answers
 from wisconsin.runner import make_engine
@@ -93,7 +94,7 @@ def test_killed_worker_during_update_changes_nothing(table, capfd):
     victim = next(
         pid
         for addr, pid in pids.items()
-        if engine.client.scheduler_info()["workers"][addr]["name"] == "part1"
+        if scheduler_identity(engine.client)["workers"][addr]["name"] == "part1"
     )
 
     def kill():

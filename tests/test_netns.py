@@ -15,6 +15,7 @@ import pytest
 
 from harness import netns
 from harness.netns import NetnsCluster
+from wisconsin.cluster import scheduler_identity
 
 GATHER_TIMEOUT = 20  # every result()/gather() gets a timeout: a lost task must not hang CI
 
@@ -56,7 +57,7 @@ def _probe_task():
 
 
 def _address_of(client, name: str) -> str | None:
-    workers = client.scheduler_info()["workers"]
+    workers = scheduler_identity(client)["workers"]
     return next((a for a, w in workers.items() if w["name"] == name), None)
 
 
@@ -135,7 +136,7 @@ def test_two_hosts_pinned_tasks_and_dead_worker(netns_cluster_factory):
         cluster.kill_worker("part1")
         assert cluster.worker_pids("part1") == []
         deadline = time.monotonic() + GATHER_TIMEOUT
-        while "part1" in {w["name"] for w in client.scheduler_info()["workers"].values()}:
+        while "part1" in {w["name"] for w in scheduler_identity(client)["workers"].values()}:
             assert time.monotonic() < deadline, "scheduler did not notice the dead worker"
             time.sleep(0.1)
         late = client.submit(

@@ -23,7 +23,13 @@ import dask
 from distributed import Client, Nanny, Scheduler, SpecCluster
 
 from wisconsin import WisconsinError, commit, queries, store, worker
-from wisconsin.cluster import check_placement, connect, wait_pinned, worker_addresses
+from wisconsin.cluster import (
+    check_placement,
+    connect,
+    scheduler_identity,
+    wait_pinned,
+    worker_addresses,
+)
 from wisconsin.engine import NOOP, EngineConfig, StepResult, timed_update, units_bytes_read
 from wisconsin.logs import DaskLogs
 from wisconsin.queries import Statement
@@ -148,7 +154,7 @@ class SharedNothingEngine:
         grace = 30.0 if self.config.cluster else 120.0
         deadline = time.monotonic() + min(self.config.timeout_s, grace)
         while True:
-            have = {str(w["name"]) for w in self.client.scheduler_info()["workers"].values()}
+            have = {str(w["name"]) for w in scheduler_identity(self.client)["workers"].values()}
             missing = want - have
             if not missing:
                 return

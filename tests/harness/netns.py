@@ -693,7 +693,9 @@ class NetnsCluster:
             while True:
                 for host in self._procs:
                     self._check_alive(host)
-                info = c.scheduler_info(n_workers=-1)
+                from wisconsin.cluster import scheduler_identity
+
+                info = scheduler_identity(c)
                 got = {w["name"] for w in info["workers"].values()}
                 if got >= set(self.worker_names):
                     return
