@@ -2,9 +2,11 @@
 timed statements: one request and one answer per statement (~0.1 ms) instead of a pinned
 Dask task (~15-25 ms at P = 2 on two cores, most of a short query; docs/performance.md).
 
-Dask still starts the workers, places the partitions, opens, evicts and closes them and
-watches for dead workers; a channel carries only calls of worker.py's task functions, run
-in the worker against the same sessions, serialised with its Dask tasks by a lock there.
+Dask still starts the workers, places the partitions, opens and closes them, recovers
+interrupted updates and watches for dead workers; a channel carries calls of worker.py's
+task functions (worker.DIRECT: the timed statements and the untimed work around them in a
+step), run in the worker against the same sessions, serialised with its Dask tasks by a
+lock there.
 
 The socket is plain TCP (multiprocessing.connection framing, pickled messages) with the
 HMAC handshake of an authkey the coordinator made and sent through Dask: authenticated,
@@ -96,6 +98,8 @@ class Server:
             while True:
                 name, args = conn.recv()
                 try:
+                    if name not in self.functions:
+                        raise LookupError(f"{name} is not served over the direct channel")
                     answer = ("ok", self.functions[name](*args))
                 except BaseException as exc:  # noqa: BLE001 - the caller gets it, as from Dask
                     answer = ("err", exc)
