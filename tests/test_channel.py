@@ -10,7 +10,7 @@ from multiprocessing import AuthenticationError
 
 import pytest
 
-from wisconsin import channel, commit, store
+from wisconsin import channel, commit, store, worker
 from wisconsin.build import build_tables
 from wisconsin.engine import EngineConfig, Fault
 from wisconsin.shared_nothing import SharedNothingEngine
@@ -159,8 +159,21 @@ def test_engine_lost_channel_is_a_partition_failure(table):
     try:
         # the worker's end goes away (as when its process dies): fails at once, named
         eng.client.run(_close_channel, workers=[eng._known["part0"]])
-        with pytest.raises(commit.PartitionFailure, match="partition 0 on part0: ChannelLost"):
+        with pytest.raises(commit.PartitionFailure, match="partition 0 on part0: WorkerLost"):
             eng.execute(eng.noop_statements())
+        # its running calls are visible, as Client.processing shows Dask tasks
+        eng.config = EngineConfig(memory_limit="128MB", fault=Fault(1, "run", "sleep", 1.0))
+        seen = []
+        watch = threading.Thread(
+            target=lambda: (
+                time.sleep(0.5),
+                seen.append(eng.client.run(worker.direct_calls, workers=[eng._known["part1"]])),
+            )
+        )
+        watch.start()
+        eng.execute({1: eng.noop_statements()[1]})
+        watch.join()
+        assert list(seen[0].values()) == [["task_run"]]
     finally:
         eng.stop()
 

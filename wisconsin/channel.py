@@ -69,6 +69,7 @@ class Server:
         self.sock = socket.create_server((host, 0), family=family)
         self.address: tuple[str, int] = self.sock.getsockname()[:2]
         self.conns: set[mpc.Connection] = set()
+        self.running: dict[int, str] = {}  # thread id -> the call it is inside (a test hook)
         self._guard = threading.Lock()
         self.closed = False
         threading.Thread(target=self._accept, name="wisconsin-channel", daemon=True).start()
@@ -100,9 +101,12 @@ class Server:
                 try:
                     if name not in self.functions:
                         raise LookupError(f"{name} is not served over the direct channel")
+                    self.running[threading.get_ident()] = name
                     answer = ("ok", self.functions[name](*args))
                 except BaseException as exc:  # noqa: BLE001 - the caller gets it, as from Dask
                     answer = ("err", exc)
+                finally:
+                    self.running.pop(threading.get_ident(), None)
                 try:
                     conn.send(answer)
                 except (pickle.PicklingError, TypeError, AttributeError) as exc:

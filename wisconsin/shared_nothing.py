@@ -377,10 +377,16 @@ class SharedNothingEngine:
                 try:
                     self._links[p] = self._link(p)
                 except (OSError, EOFError, TimeoutError, KeyError) as exc:
-                    failed[p] = channel.ChannelLost(f"cannot reach its worker's channel ({exc})")
+                    why = f"worker {self.placement[p]}: cannot reach its channel ({exc})"
+                    failed[p] = WorkerLost(why)
         requests = {p: (fn.__name__, args_of(p)) for p in parts if p not in failed}
         out, lost = channel.call_all(self._links, requests, self.config.timeout_s, self._lost)
-        failed.update(lost)
+        for p, exc in lost.items():
+            # A dropped channel is a lost worker: its sessions (and any open transaction)
+            # are gone with the process, as WorkerLost says on the Dask path.
+            if isinstance(exc, channel.ChannelLost):
+                exc = WorkerLost(f"worker {self.placement[p]}: {exc}")
+            failed[p] = exc
         if failed:
             detail = "; ".join(
                 f"partition {p} on {self.placement[p]}: {type(e).__name__}: {e}"

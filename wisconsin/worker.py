@@ -144,6 +144,13 @@ def _serial(fn):
     return run
 
 
+def direct_calls(dask_worker=None) -> list[str]:
+    """Run with client.run: the task functions running on this worker's direct channel
+    (what Client.processing shows of Dask tasks)."""
+    server = getattr(dask_worker.plugins.get(PLUGIN), "server", None)
+    return [] if server is None else sorted(server.running.values())
+
+
 def channel_address(dask_worker=None) -> tuple[str, int] | None:
     """Run with client.run: where this worker's direct channel listens (None: no channel)."""
     plugin = dask_worker.plugins.get(PLUGIN)
