@@ -209,7 +209,11 @@ def list_workers(client) -> list[WorkerRef]:
 
 
 def worker_addresses(client) -> dict[str, str]:
-    return {str(w["name"]): a for a, w in client.scheduler_info(n_workers=-1)["workers"].items()}
+    # Asked of the scheduler directly: scheduler_info() returns the client's cached identity,
+    # which its periodic refresh (workers left out) can overwrite between the fetch and the
+    # return, so every worker looked gone (seen once: a bench failed on G16).
+    info = client.sync(client.scheduler.identity, n_workers=-1)
+    return {str(w["name"]): a for a, w in info["workers"].items()}
 
 
 def choose_placement(names: Sequence[str], partitions: int) -> dict[int, str]:
