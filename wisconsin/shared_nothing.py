@@ -5,9 +5,10 @@ and combines small answers; inserted rows stay in the worker's local result part
 Locally it starts a cluster of P workers named part0..part{P-1}; with --cluster it uses a
 running scheduler whose workers own the partitions named in the table's manifest.
 
-Timed statements travel over a direct socket per partition (wisconsin.channel, ~0.1 ms a
-round trip) unless the transport is "dask" or the cluster is TLS: then, like everything
-untimed, as pinned Dask tasks (~15-25 ms at P = 2 on two cores).
+Timed statements, and the untimed work around them in a step (reset, evict, verify), travel
+over a direct socket per partition (wisconsin.channel, ~1-2 ms a round trip at P = 2 on the
+shared two-core machine) unless the transport is "dask" or the cluster is TLS: then as
+pinned Dask tasks (~15-25 ms), like starting, opening, closing and recovery always.
 """
 
 from __future__ import annotations
@@ -111,9 +112,10 @@ class SharedNothingEngine:
         """What carried the timed statements, for the run file's notes."""
         if self.transport == "direct":
             return (
-                "transport: timed statements (and the empty statement of overhead_s, the "
-                "update's prepare/commit/abort) went over a direct socket per partition "
-                "(--transport direct); Dask carried the untimed work"
+                "transport: timed statements (with the empty statement of overhead_s and the "
+                "update's prepare/commit/abort) and the reset, eviction and verification "
+                "around them went over a direct socket per partition (--transport direct); "
+                "Dask started the workers and opened, closed and recovered the tables"
             )
         if self.config.transport == "direct":
             return (
