@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import os
 import threading
 import time
 
@@ -216,14 +217,20 @@ def make_cold(sessions: PartitionSessions, path: str, drop_caches: bool = False)
         # as the closed session was: else the next statement (the empty one that measures
         # dispatch, as a rule) pays for switching it, which no timed statement after it pays
         fresh._profile(profiling)
-    # Part of opening: a fresh instance's first statements (and this process's first
-    # allocations after the old buffer pool was freed) are ~1 ms slower; the empty
-    # statement after this measured that, not dispatch. Reads no table data.
-    for _ in range(2):
-        fresh.run(dataclasses.replace(NOOP, profile=fresh.profiling))
     out = pagecache.evict_partition(path)
+    # Part of opening: a fresh instance's first statements (and this process's first ones
+    # after the eviction's work) are ~1 ms slower; the empty statement after this measured
+    # that, not dispatch. It reads no table data: residency is measured after it.
+    for _ in range(3):
+        fresh.run(dataclasses.replace(NOOP, profile=fresh.profiling))
+    out["resident_bytes"] = _resident([path, f"{path}.wal"])
     out["seconds"] = time.perf_counter() - t0
     return out
+
+
+def _resident(paths) -> int | None:
+    sizes = [pagecache.resident_bytes(p) for p in paths if os.path.isfile(p)]
+    return None if any(b is None for b in sizes) else sum(sizes)
 
 
 @_serial
