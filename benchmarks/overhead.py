@@ -24,7 +24,8 @@ Usage: python benchmarks/overhead.py [--rows 1000000] [--repeat 25] [--only a|b]
     not here: it goes through the two-phase commit protocol, which has no raw twin.
     Goal: engine / raw <= 1.05x (median of the per-round ratios).
 (b) Shared-nothing dispatch: F tables of --sn-rows rows at each of --sn-partitions, run
-    through wisconsin.runner.run (local Dask cluster, repeat --sn-repeat); per
+    through wisconsin.runner.run (local Dask cluster, repeat --sn-repeat, timed statements
+    over --sn-transport: direct, the default, or dask, the path before the channel); per
     repetition, dispatch = coordinator wall_s - the slowest partition's engine_s.
     The runner starts one cluster of max(P) workers for the whole run and a table of P
     partitions uses the first P. Goal: <= 50 ms at P = 2. Also printed: the time to open
@@ -234,7 +235,14 @@ def harness(rows: int, partitions: int, repeat: int, seed: int, root: Path) -> N
 # --------------------------------------------------------------------------- (b)
 
 
-def dispatch(rows: int, partitions: tuple[int, ...], repeat: int, seed: int, root: Path) -> None:
+def dispatch(
+    rows: int,
+    partitions: tuple[int, ...],
+    repeat: int,
+    seed: int,
+    root: Path,
+    transport: str = "direct",
+) -> None:
     specs = [TableSpec("F", rows, p, seed) for p in partitions]
     build_tables(root / "data", specs)
     memory = default_memory_limit("shared-nothing", partitions)
@@ -246,12 +254,13 @@ def dispatch(rows: int, partitions: tuple[int, ...], repeat: int, seed: int, roo
         queries=("average", "scan"),
         repeat=repeat,
         out=str(root / "run.json"),
-        engine=EngineConfig(memory_limit=memory),
+        engine=EngineConfig(memory_limit=memory, transport=transport),
     )
     result, _path = run(opts)
     print(
         f"(b) shared-nothing dispatch overhead: F tables of {rows:,} rows, local Dask "
-        f"cluster, 1 thread/worker, memory_limit={memory}, {repeat} reps (+1 warm-up)"
+        f"cluster, 1 thread/worker, memory_limit={memory}, {repeat} reps (+1 warm-up), "
+        f"--transport {transport}"
     )
     print("  dispatch = coordinator wall_s - slowest partition engine_s, per repetition")
     print(
@@ -299,6 +308,12 @@ def main() -> None:
     ap.add_argument("--sn-rows", type=int, default=20_000, help="(b) F table rows")
     ap.add_argument("--sn-partitions", default="2,4,8,16", help="(b) partition counts")
     ap.add_argument("--sn-repeat", type=int, default=5, help="(b) timed repetitions")
+    ap.add_argument(
+        "--sn-transport",
+        choices=("direct", "dask"),
+        default="direct",
+        help="(b) how timed statements travel (dask: the path measured before the channel)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", choices=("a", "b"), default=None)
     ap.add_argument("--dir", default=None, help="temp dir parent (default: system temp)")
@@ -314,7 +329,7 @@ def main() -> None:
         parts = tuple(int(x) for x in args.sn_partitions.split(","))
         root = Path(tempfile.mkdtemp(prefix="wisc-overhead-b-", dir=args.dir))
         try:
-            dispatch(args.sn_rows, parts, args.sn_repeat, args.seed, root)
+            dispatch(args.sn_rows, parts, args.sn_repeat, args.seed, root, args.sn_transport)
         finally:
             shutil.rmtree(root, ignore_errors=True)
 

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from wisconsin import WisconsinError, commit, runfile
+from wisconsin import WisconsinError, commit, runfile, worker
 from wisconsin.build import build_tables
 from wisconsin.cli import cli
 from wisconsin.cluster import build_tables_on_cluster, scheduler_identity
@@ -55,7 +55,10 @@ def _kill_when_running(
                 while time.monotonic() < deadline:
                     info = scheduler_identity(c)["workers"]
                     addr = next(a for a, w in info.items() if w["name"] == name)
-                    if any(str(k).startswith(key_prefix) for k in c.processing([addr])[addr]):
+                    running = [str(k) for k in c.processing([addr])[addr]]
+                    # timed statements go over the direct channel, not as Dask tasks
+                    running += c.run(worker.direct_calls, workers=[addr]).get(addr, [])
+                    if any(k.startswith(key_prefix) for k in running):
                         time.sleep(settle)  # the others have answered; name is inside its sleep
                         if crash_only:
                             cluster.crash_worker_process(name)

@@ -42,6 +42,10 @@ class EngineConfig:
     # instance). A per-instance limit sized for max(P) starves P=1's buffer pool, whose
     # "warm" scans then re-read blocks (2x the CPU; docs/performance.md, Engine parity).
     memory_fraction: float | None = None
+    # How a shared-nothing coordinator sends the timed statements (execute, the empty
+    # statement, the update's prepare/commit/abort): "direct" (a socket per partition,
+    # wisconsin.channel; a TLS cluster falls back to Dask) or "dask" (a pinned Dask task).
+    transport: str = "direct"
 
 
 @dataclass

@@ -364,6 +364,10 @@ def resume(
         timeout_s=timeout_s,
         cluster=address,
         security=security,
+        # not in the schema: the note the run wrote says which path it timed through
+        transport="dask"
+        if any(n.endswith("(--transport dask)") for n in partial.notes)
+        else "direct",
     )
     opts = resume_options(partial, out_path, engine)
     validate(opts)
@@ -454,6 +458,8 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
                 f"{max(opts.partitions)} workers started once in {startup:.2f} s and stayed "
                 "attached; a table of P partitions used the first P (as in the spec)"
             )
+        if hasattr(engine, "transport_note") and engine.transport_note not in notes:
+            notes.append(engine.transport_note)  # which path carried the timed statements
         loop = Loop(state, targets, steps, opts, ram, progress, elapsed_before)
         reason = loop.loop()
         topology = engine.topology()

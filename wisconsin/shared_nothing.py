@@ -4,6 +4,11 @@ and combines small answers; inserted rows stay in the worker's local result part
 
 Locally it starts a cluster of P workers named part0..part{P-1}; with --cluster it uses a
 running scheduler whose workers own the partitions named in the table's manifest.
+
+Timed statements, and the untimed work around them in a step (reset, evict, verify), travel
+over a direct socket per partition (wisconsin.channel, ~1-2 ms a round trip at P = 2 on the
+shared two-core machine) unless the transport is "dask" or the cluster is TLS: then as
+pinned Dask tasks (~15-25 ms), like starting, opening, closing and recovery always.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import secrets
 import signal
 import socket
 import threading
@@ -22,8 +28,9 @@ from collections.abc import Mapping
 import dask
 from distributed import Client, Nanny, Scheduler, SpecCluster
 
-from wisconsin import WisconsinError, commit, queries, store, worker
+from wisconsin import WisconsinError, channel, commit, queries, store, worker
 from wisconsin.cluster import (
+    WorkerLost,
     check_placement,
     connect,
     scheduler_identity,
@@ -88,6 +95,35 @@ class SharedNothingEngine:
         self.warnings: list[str] = []  # said on stderr and kept in the run file's notes
         self.memory_limits: dict[int, str] = {}  # DuckDB memory_limit per open partition
         self.logs = DaskLogs()  # Dask's log lines go here, not to the terminal
+        self.transport = self._choose_transport(config)
+        # Sent to the workers through Dask; only this engine's channels pass the handshake.
+        self._authkey = secrets.token_bytes(32) if self.transport == "direct" else None
+        self._links: dict[int, channel.Link] = {}
+        self._channel_at: dict[int, tuple[str, int]] = {}  # partition -> its worker's listener
+
+    @staticmethod
+    def _choose_transport(config: EngineConfig) -> str:
+        if config.transport not in ("direct", "dask"):
+            raise WisconsinError(f"unknown transport {config.transport!r} (direct or dask)")
+        tls = config.security is not None or (config.cluster or "").startswith("tls://")
+        return "dask" if tls else config.transport  # the channel is not encrypted
+
+    @property
+    def transport_note(self) -> str:
+        """What carried the timed statements, for the run file's notes."""
+        if self.transport == "direct":
+            return (
+                "transport: timed statements (with the empty statement of overhead_s and the "
+                "update's prepare/commit/abort) and the reset, eviction and verification "
+                "around them went over a direct socket per partition (--transport direct); "
+                "Dask started the workers and opened, closed and recovered the tables"
+            )
+        if self.config.transport == "direct":
+            return (
+                "transport: timed statements went as pinned Dask tasks: the cluster is TLS "
+                "and the direct socket is not encrypted"
+            )
+        return "transport: timed statements went as pinned Dask tasks (--transport dask)"
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -142,7 +178,9 @@ class SharedNothingEngine:
             # waits for exactly the workers it needs.
             self._wait_for_workers()
         self.client.register_plugin(
-            worker.PartitionSessions(self.config.threads_per_worker, self.config.memory_limit),
+            worker.PartitionSessions(
+                self.config.threads_per_worker, self.config.memory_limit, self._authkey
+            ),
             name=worker.PLUGIN,
         )
         return time.perf_counter() - t0
@@ -167,6 +205,7 @@ class SharedNothingEngine:
             time.sleep(0.1)
 
     def stop(self) -> None:
+        self._disconnect()
         # A deliberate shutdown: the in-process nannies log cancelled RPCs as errors.
         quiet = logging.getLogger("distributed")
         level = quiet.level
@@ -199,6 +238,7 @@ class SharedNothingEngine:
         self._check_remote(manifest, table_dir)
         self._size_memory()
         self._map(worker.task_open, lambda p: (self.paths[p],))
+        self._connect()
         commit.recover_table(table_dir, self._transport(), manifest)
         self._map(worker.task_prune_markers, lambda p: (self.paths[p],))
         return time.perf_counter() - t0
@@ -247,6 +287,7 @@ class SharedNothingEngine:
             )
 
     def close_table(self) -> None:
+        self._disconnect()
         if self.client is not None and self.paths:
             self._map(worker.task_close, lambda p: (self.paths[p],))
         self.paths = {}
@@ -282,6 +323,82 @@ class SharedNothingEngine:
             raise commit.PartitionFailure(f"{detail}; {self.logs.where()}", tuple(sorted(failed)))
         return out
 
+    # ------------------------------------------------------------------ direct channel
+
+    def _connect(self) -> None:
+        """One channel per open partition, to the listener of the worker that owns it."""
+        self._disconnect()
+        if self.transport != "direct":
+            return
+        owners = {p: self._known[self.placement[p]] for p in self.paths}
+        where = self.client.run(worker.channel_address, workers=sorted(set(owners.values())))
+        self._channel_at = {p: tuple(where[a]) for p, a in owners.items() if where.get(a)}
+        missing = sorted(set(self.paths) - set(self._channel_at))
+        if missing:
+            raise commit.PartitionFailure(
+                f"partitions {', '.join(map(str, missing))}: their workers serve no direct "
+                f"channel (plugin not set up?); {self.logs.where()}",
+                tuple(missing),
+            )
+        for p in sorted(self.paths):
+            self._links[p] = self._link(p)
+
+    def _link(self, p: int) -> channel.Link:
+        return channel.Link(self._channel_at[p], self._authkey, min(self.config.timeout_s, 30))
+
+    def _disconnect(self) -> None:
+        for link in self._links.values():
+            link.close()
+        self._links = {}
+
+    def _lost(self, parts: list[int]) -> dict[int, BaseException]:
+        """Partitions whose owner left the scheduler or was restarted since the table was
+        opened (as cluster.wait_pinned decides for Dask tasks)."""
+        now = worker_addresses(self.client)
+        out: dict[int, BaseException] = {}
+        for p in parts:
+            name = self.placement[p]
+            was, is_ = (self._known or {}).get(name), now.get(name)
+            if was is not None and is_ == was:
+                continue
+            if is_ is None:
+                out[p] = WorkerLost(f"worker {name} ({was}) left the scheduler")
+            else:
+                out[p] = WorkerLost(f"worker {name} was restarted ({was} -> {is_}); work lost")
+        return out
+
+    def _call(self, fn, args_of, parts=None) -> dict[int, object]:
+        """The timed path: fn on each partition's worker over its direct channel (sent to
+        all, then collected), or as pinned Dask tasks; the same errors either way."""
+        if self.transport != "direct":
+            return self._map(fn, args_of, parts)
+        parts = sorted(self.paths) if parts is None else parts
+        failed: dict[int, BaseException] = {}
+        for p in parts:  # a channel closed by a failed call: reconnect (the worker decides)
+            link = self._links.get(p)
+            if link is None or link.broken:
+                try:
+                    self._links[p] = self._link(p)
+                except (OSError, EOFError, TimeoutError, KeyError) as exc:
+                    why = f"worker {self.placement[p]}: cannot reach its channel ({exc})"
+                    failed[p] = WorkerLost(why)
+        requests = {p: (fn.__name__, args_of(p)) for p in parts if p not in failed}
+        out, lost = channel.call_all(self._links, requests, self.config.timeout_s, self._lost)
+        for p, exc in lost.items():
+            # A dropped channel is a lost worker: its sessions (and any open transaction)
+            # are gone with the process, as WorkerLost says on the Dask path.
+            if isinstance(exc, channel.ChannelLost):
+                exc = WorkerLost(f"worker {self.placement[p]}: {exc}")
+            failed[p] = exc
+        if failed:
+            detail = "; ".join(
+                f"partition {p} on {self.placement[p]}: {type(e).__name__}: {e}"
+                for p, e in sorted(failed.items())
+            )
+            detail = " ".join(detail.split())  # one line, however the worker worded it
+            raise commit.PartitionFailure(f"{detail}; {self.logs.where()}", tuple(sorted(failed)))
+        return out
+
     def _fault_for(self, p: int, phase: str):
         f = self.config.fault
         return f if f is not None and f.part == p and f.phase == phase else None
@@ -301,12 +418,12 @@ class SharedNothingEngine:
         return {p: stmt for p in sorted(self.paths)}
 
     def reset_result(self, name: str) -> None:
-        self._map(worker.task_reset_result, lambda p: (self.paths[p], name))
+        self._call(worker.task_reset_result, lambda p: (self.paths[p], name))
 
     def execute(self, statements: Mapping[int, Statement]) -> StepResult:
         dispatched = time.time()
         t0 = time.perf_counter()
-        units = self._map(
+        units = self._call(
             worker.task_run,
             lambda p: (self.paths[p], statements[p], dispatched, self._fault_for(p, "run")),
             parts=sorted(statements),
@@ -321,17 +438,19 @@ class SharedNothingEngine:
     def make_cold(self) -> dict[int, dict]:
         # In each owning worker: it holds the session, and the file's page cache is on
         # its host (a cluster's partitions are not on the coordinator's disk).
-        return self._map(worker.task_make_cold, lambda p: (self.paths[p], self.config.drop_caches))
+        # Over the channel too: a Dask task just before the timed statement leaves its
+        # bookkeeping (worker and in-process scheduler) running into the next few ms.
+        return self._call(worker.task_make_cold, lambda p: (self.paths[p], self.config.drop_caches))
 
     def data_bytes(self) -> dict[int, int]:
-        return self._map(worker.task_data_bytes, lambda p: (self.paths[p], store.TABLE))
+        return self._call(worker.task_data_bytes, lambda p: (self.paths[p], store.TABLE))
 
     def _transport(self) -> commit.Transport:
         state = {"dispatched": 0.0}
 
         def prepare_all(txid, statements):
             state["dispatched"] = time.time()
-            return self._map(
+            return self._call(
                 worker.task_prepare,
                 lambda p: (
                     self.paths[p],
@@ -344,14 +463,14 @@ class SharedNothingEngine:
             )
 
         def commit_all(txid):
-            return self._map(
+            return self._call(
                 worker.task_commit, lambda p: (self.paths[p], txid, self._fault_for(p, "commit"))
             )
 
         def abort_all(txid):
             # Best effort: a dead worker's open transaction died with it.
             with contextlib.suppress(commit.PartitionFailure):
-                self._map(worker.task_abort, lambda p: (self.paths[p], txid))
+                self._call(worker.task_abort, lambda p: (self.paths[p], txid))
 
         def redo(part, txid, stmt):
             self._map(worker.task_redo, lambda p: (self.paths[p], txid, stmt), parts=[part])
@@ -372,10 +491,10 @@ class SharedNothingEngine:
         return timed_update(self.table_dir, self._transport(), txid, statements)
 
     def query(self, sql: str) -> dict[int, list[tuple]]:
-        return self._map(worker.task_query, lambda p: (self.paths[p], sql))
+        return self._call(worker.task_query, lambda p: (self.paths[p], sql))
 
     def result_digests(self, name: str) -> dict[int, tuple[int, str]]:
-        return self._map(worker.task_digest, lambda p: (self.paths[p], name))
+        return self._call(worker.task_digest, lambda p: (self.paths[p], name))
 
     def topology(self) -> Topology:
         info = self.client.run(worker.worker_info) if self.client else {}

@@ -1,0 +1,196 @@
+"""The direct channel (wisconsin.channel) alone, and behind SharedNothingEngine: answers,
+worker exceptions, timeouts and lost connections become the errors the Dask path gives."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from multiprocessing import AuthenticationError
+
+import pytest
+
+from wisconsin import channel, commit, store, worker
+from wisconsin.build import build_tables
+from wisconsin.engine import EngineConfig, Fault
+from wisconsin.shared_nothing import SharedNothingEngine
+
+KEY = b"k" * 32
+
+
+def _boom(msg):
+    raise ValueError(msg)
+
+
+FUNCTIONS = {"add": lambda a, b: a + b, "sleep": time.sleep, "boom": _boom, "pid": os.getpid}
+
+
+@pytest.fixture
+def server():
+    s = channel.Server("127.0.0.1", KEY, FUNCTIONS)
+    yield s
+    s.close()
+
+
+def _links(server, n=2):
+    return {p: channel.Link(server.address, KEY, 5) for p in range(n)}
+
+
+def test_round_trip_sends_to_all_then_collects(server):
+    links = _links(server)
+    out, failed = channel.call_all(links, {0: ("add", (1, 2)), 1: ("add", ("a", "b"))}, 5)
+    assert (out, failed) == ({0: 3, 1: "ab"}, {})
+    # in parallel: two 0.3 s calls on two connections take ~0.3 s, not 0.6 s
+    t0 = time.perf_counter()
+    out, failed = channel.call_all(links, {0: ("sleep", (0.3,)), 1: ("sleep", (0.3,))}, 5)
+    assert not failed and time.perf_counter() - t0 < 0.55
+    # and they ran in the serving process (here: this one)
+    assert channel.call_all(links, {0: ("pid", ())}, 5)[0] == {0: os.getpid()}
+
+
+def test_a_worker_exception_comes_back_as_itself(server):
+    links = _links(server)
+    out, failed = channel.call_all(links, {0: ("boom", ("bad input",)), 1: ("add", (2, 2))}, 5)
+    assert out == {1: 4}
+    assert isinstance(failed[0], ValueError) and str(failed[0]) == "bad input"
+    assert not links[0].broken  # the connection is fine: the next call works
+    assert channel.call_all(links, {0: ("add", (1, 1))}, 5)[0] == {0: 2}
+
+
+def test_timeout_fails_the_partition_and_closes_its_link(server):
+    links = _links(server)
+    t0 = time.perf_counter()
+    out, failed = channel.call_all(links, {0: ("sleep", (3,)), 1: ("add", (1, 1))}, 0.5)
+    assert time.perf_counter() - t0 < 2
+    assert out == {1: 2} and isinstance(failed[0], TimeoutError)
+    assert "no answer within" in str(failed[0])
+    assert links[0].broken  # its late answer must never be read as another call's
+
+
+def test_a_lost_connection_fails_at_once(server):
+    links = _links(server)
+    threading.Timer(0.3, server.close).start()
+    t0 = time.perf_counter()
+    out, failed = channel.call_all(links, {0: ("sleep", (5,)), 1: ("sleep", (5,))}, 30)
+    assert time.perf_counter() - t0 < 3
+    assert out == {} and set(failed) == {0, 1}
+    assert all(isinstance(e, channel.ChannelLost) for e in failed.values())
+    # a broken link fails without waiting; the listener is gone, so no reconnecting
+    assert isinstance(channel.call_all(links, {0: ("add", (1, 1))}, 5)[1][0], channel.ChannelLost)
+    with pytest.raises(OSError):
+        channel.Link(server.address, KEY, 2)
+
+
+def test_check_fails_a_slow_partition_whose_worker_is_gone(server):
+    links = _links(server)
+    seen = []
+
+    def check(pending):
+        seen.append(pending)
+        return {0: RuntimeError("worker part0 left the scheduler")}
+
+    out, failed = channel.call_all(
+        links, {0: ("sleep", (5,)), 1: ("sleep", (0.1,))}, 30, check, poll_s=0.2
+    )
+    assert out == {1: None} and "left the scheduler" in str(failed[0]) and seen[0] == [0]
+
+
+def test_a_wrong_authkey_is_refused(server):
+    with pytest.raises(AuthenticationError):
+        channel.Link(server.address, b"x" * 32, 5)
+    assert channel.call_all(_links(server, 1), {0: ("add", (1, 1))}, 5)[0] == {0: 2}
+
+
+# ------------------------------------------------------------------ behind the engine
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    data = tmp_path_factory.mktemp("channel")
+    (m,) = build_tables(data, [store.TableSpec("F", 2000, 2, 5)], jobs=2).manifests
+    return m, str(data / m.name)
+
+
+def _engine(table, **config):
+    m, tdir = table
+    eng = SharedNothingEngine(EngineConfig(memory_limit="128MB", **config))
+    eng.start(m.partitions)
+    eng.open_table(m, tdir)
+    return eng, m
+
+
+def test_engine_times_statements_over_the_channel(table):
+    eng, m = _engine(table)
+    try:
+        assert eng.transport == "direct" and set(eng._links) == {0, 1}
+        assert "direct socket" in eng.transport_note
+        step = eng.execute(eng.statements("average", m, "full-row"))
+        assert set(step.units) == {0, 1} and all(u["rows"] for u in step.units.values())
+        # the listener is on the worker's own address, and the worker ran the statement
+        assert {link.address[0] for link in eng._links.values()} == {"127.0.0.1"}
+        pids = {u["pid"] for u in step.units.values()}
+        assert len(pids) == 2 and os.getpid() not in pids
+    finally:
+        eng.stop()
+
+
+def test_engine_worker_exception_and_timeout_are_partition_failures(table):
+    eng, m = _engine(table, timeout_s=1.5, fault=Fault(part=1, phase="run"))
+    try:
+        with pytest.raises(commit.PartitionFailure, match="partition 1 on part1: RuntimeError: "):
+            eng.execute(eng.statements("average", m, "full-row"))
+        eng.config = EngineConfig(
+            memory_limit="128MB", timeout_s=1.5, fault=Fault(1, "run", "sleep", 3.0)
+        )
+        with pytest.raises(commit.PartitionFailure, match="TimeoutError: no answer") as err:
+            eng.execute(eng.statements("average", m, "full-row"))
+        assert err.value.parts == (1,) and "Dask logs" in str(err.value)
+        # the timed-out link is replaced; the new call waits for the sleeping one (the
+        # worker's lock) and then answers itself, not with the late answer
+        eng.config = EngineConfig(memory_limit="128MB", timeout_s=30)
+        step = eng.execute(eng.noop_statements())
+        assert {p: u["rows"] for p, u in step.units.items()} == {0: [(1,)], 1: [(1,)]}
+    finally:
+        eng.stop()
+
+
+def test_engine_lost_channel_is_a_partition_failure(table):
+    eng, m = _engine(table)
+    try:
+        # the worker's end goes away (as when its process dies): fails at once, named
+        eng.client.run(_close_channel, workers=[eng._known["part0"]])
+        with pytest.raises(commit.PartitionFailure, match="partition 0 on part0: WorkerLost"):
+            eng.execute(eng.noop_statements())
+        # its running calls are visible, as Client.processing shows Dask tasks
+        eng.config = EngineConfig(memory_limit="128MB", fault=Fault(1, "run", "sleep", 1.0))
+        seen = []
+        watch = threading.Thread(
+            target=lambda: (
+                time.sleep(0.5),
+                seen.append(eng.client.run(worker.direct_calls, workers=[eng._known["part1"]])),
+            )
+        )
+        watch.start()
+        eng.execute({1: eng.noop_statements()[1]})
+        watch.join()
+        assert list(seen[0].values()) == [["task_run"]]
+    finally:
+        eng.stop()
+
+
+def _close_channel(dask_worker=None):
+    from wisconsin import worker
+
+    dask_worker.plugins[worker.PLUGIN].server.close()
+
+
+def test_dask_transport_and_tls_keep_the_dask_path(table):
+    eng, m = _engine(table, transport="dask")
+    try:
+        assert eng.transport == "dask" and not eng._links
+        assert eng.transport_note.endswith("(--transport dask)")
+        assert eng.execute(eng.noop_statements()).units[1]["rows"] == [(1,)]
+    finally:
+        eng.stop()
+    tls = SharedNothingEngine(EngineConfig(cluster="tls://10.0.0.1:8786"))
+    assert tls.transport == "dask" and "TLS" in tls.transport_note
