@@ -50,7 +50,9 @@ def test_every_query_verified(tables, tmp_path, mode, cache, partitions):
         assert m.warmup.cold == (cache == "cold") and m.warmup.index == 0
         assert all(r.wall_s > 0 for r in m.repetitions)
         for r in m.repetitions:
-            assert r.round == 1 and r.overhead_s > 0 and r.engine_share > 0
+            assert r.round == 1 and r.engine_share > 0
+            # time outside the engine: a dispatch in shared-nothing, ~nothing in-process
+            assert r.overhead_s > 0 if mode == "shared-nothing" else r.overhead_s >= 0
             assert r.cold == (cache == "cold")
         if m.query == "scan":
             assert m.repetitions[0].rows == 0

@@ -30,6 +30,12 @@ def _all_reps(m: Measurement) -> Iterable[Repetition]:
         yield m.warmup
 
 
+def _multiple(times, overheads) -> str:
+    """median time / median overhead, e.g. "12x"; an in-process overhead can be ~0."""
+    over = metrics.median(overheads)
+    return f"{metrics.median(times) / over:.0f}x" if over > 0 else "no measurable"
+
+
 def _label(m: Measurement) -> str:
     return f"{m.table}/{m.query}"
 
@@ -168,7 +174,7 @@ def rule_engine_share(run: Run) -> Rule:
         if schedule.harness_dominated(m):
             what = (
                 f"{_label(m)}: engine share {metrics.median(share):.0%}, median "
-                f"{metrics.median(m.times) * 1e3:.0f} ms = {metrics.median(m.times) / metrics.median(over):.0f}x overhead"
+                f"{metrics.median(m.times) * 1e3:.0f} ms = {_multiple(m.times, over)} overhead"
             )
             (bad if m.partitions <= cores else above).append(what)
     note = (

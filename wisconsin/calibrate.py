@@ -119,7 +119,7 @@ def _scan_rates(m: store.Manifest, path: str, repeats: int) -> tuple[float, floa
 
 
 def _dispatch(workdir: Path, partitions: int, repeats: int) -> float:
-    from wisconsin.engine import EngineConfig
+    from wisconsin.engine import EngineConfig, harness_overhead
     from wisconsin.shared_nothing import SharedNothingEngine
 
     m, tdir = _table(workdir, 1000 * partitions, partitions)
@@ -127,9 +127,8 @@ def _dispatch(workdir: Path, partitions: int, repeats: int) -> float:
     try:
         engine.start(partitions)
         engine.open_table(m, str(tdir))
-        noop = engine.noop_statements()
-        engine.execute(noop)  # first dispatch pays connection set-up
-        return statistics.median(engine.execute(noop).wall_s for _ in range(repeats))
+        engine.execute(engine.noop_statements())  # first dispatch pays connection set-up
+        return harness_overhead(engine, repeats)
     finally:
         engine.stop()
 

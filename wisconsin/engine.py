@@ -6,6 +6,7 @@ or on a cluster) and shared_memory.SharedMemoryEngine (one DuckDB instance, P th
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -81,6 +82,22 @@ def units_bytes_read(units: Mapping[int, dict]) -> int | None:
     """Sum of the units' bytes_read, or None if any is unknown."""
     values = [u.get("bytes_read") for u in units.values()]
     return None if not values or None in values else sum(values)
+
+
+OVERHEAD_SAMPLES = 3  # empty statements per measurement of the harness overhead
+
+
+def harness_overhead(engine, samples: int = OVERHEAD_SAMPLES) -> float:
+    """The harness's own cost of one statement at this P: an empty statement's wall time
+    outside the engine (its wall minus the slowest partition's engine time), the median of
+    `samples`. DuckDB's per-statement cost is engine time here as in every timed statement;
+    one sample right after an eviction measured the fresh session's first statement too."""
+    outside = []
+    for _ in range(samples):
+        step = engine.execute(engine.noop_statements())
+        inside = max((u.get("engine_s") or 0.0 for u in step.units.values()), default=0.0)
+        outside.append(max(0.0, step.wall_s - inside))
+    return statistics.median(outside)
 
 
 def timed_update(

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from wisconsin import WisconsinError, commit, journal, runfile, schedule, store
-from wisconsin.engine import Engine, StepResult
+from wisconsin.engine import Engine, StepResult, harness_overhead
 from wisconsin.expect import TableExpect
 from wisconsin.queries import UPDATE_DELTA
 from wisconsin.runfile import PartitionSample, Repetition
@@ -122,7 +122,7 @@ def execute_once(
     if query in ("select", "join"):
         eng.reset_result(f"{query}_result")
     evicted = eng.make_cold() if cold else None  # after the reset: it wrote to the file
-    overhead = eng.execute(eng.noop_statements()).wall_s
+    overhead = harness_overhead(eng)
     stmts = {
         p: replace(s, profile=profile)
         for p, s in eng.statements(query, m, opts.scan_variant).items()
