@@ -855,7 +855,10 @@ def _announce_bench(plan, data_dir: str, out: str) -> None:
     help="Partition counts (default: every count generated in --data for the chosen tables).",
 )
 @click.option(
-    "--queries", "query_list", default="scan,select,average,update,join", show_default=True
+    "--queries",
+    "query_list",
+    default=None,
+    help="Comma-separated queries.  [default: every registered query: scan, select, average, update, join]",
 )
 @click.option(
     "--scan-variant",
@@ -947,7 +950,7 @@ def run_command(
 ) -> None:
     """Time the five queries on F and G tables at each partition count, in interleaved
     rounds; save a run file."""
-    from wisconsin.queries import parse_queries
+    from wisconsin.queries import QUERIES, parse_queries
     from wisconsin.runner import RunOptions, available_partitions, resume, run
 
     if resume_path is not None:
@@ -988,7 +991,7 @@ def run_command(
         mode=mode,
         kinds=kinds,
         partitions=partitions,
-        queries=parse_queries(query_list),
+        queries=parse_queries(query_list) if query_list else QUERIES,
         scan_variant=scan_variant,
         repeat=repeat,
         warmup=warmup,

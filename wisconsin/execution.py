@@ -10,19 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from wisconsin import WisconsinError, commit, journal, runfile, schedule, store
+from wisconsin import WisconsinError, commit, journal, queries, runfile, schedule, store
 from wisconsin.engine import Engine, StepResult, harness_overhead
 from wisconsin.expect import TableExpect
 from wisconsin.queries import UPDATE_DELTA
 from wisconsin.runfile import PartitionSample, Repetition
 from wisconsin.schedule import Step
-from wisconsin.verify import (
-    verify_average,
-    verify_inserted,
-    verify_scan,
-    verify_update_counts,
-    verify_update_state,
-)
 
 if TYPE_CHECKING:
     from wisconsin.runner import RunOptions
@@ -87,7 +80,8 @@ def check_cold(t: Target, query: str, variant: str, rep: Repetition) -> None:
     any other query something (the as-written scan reads nothing by design: it is answered
     from statistics). Otherwise the measurement fails (one line)."""
     m = t.manifest
-    if query == "scan" and variant == "as-written":
+    scan = queries.get(query).scan
+    if scan and variant == "as-written":
         return
     if all(s.bytes_read is None for s in rep.partitions) and rep.bytes_read is not None:
         # units that shared one process (shared-memory update): the step's total
@@ -103,7 +97,7 @@ def check_cold(t: Target, query: str, variant: str, rep: Repetition) -> None:
                 f"{where}: bytes read from storage are not measurable here, so a cold read "
                 "cannot be proven; use --cache warm"
             )
-        if query == "scan" and variant == "full-row" and s.data_bytes:
+        if scan and variant == "full-row" and s.data_bytes:
             if s.bytes_read < COLD_SCAN_MIN * s.data_bytes:
                 raise ColdNotProven(
                     f"{where}: a cold full-row scan read {s.bytes_read:,} bytes from storage, "
@@ -118,9 +112,9 @@ def execute_once(
     t: Target, query: str, opts: RunOptions, *, index: int, cold: bool, profile: bool
 ) -> Repetition:
     """One execution from the same starting state: prepare (untimed), time, verify, undo."""
-    eng, m = t.engine, t.manifest
-    if query in ("select", "join"):
-        eng.reset_result(f"{query}_result")
+    eng, m, q = t.engine, t.manifest, queries.get(query)
+    if q.writes_result:
+        eng.reset_result(q.result_table)
     evicted = eng.make_cold() if cold else None  # after the reset: it wrote to the file
     overhead = harness_overhead(eng)
     stmts = {
@@ -129,24 +123,19 @@ def execute_once(
     }
     answer = None
     dispatched = time.time()
-    if query == "update":
+    if q.transactional:
         tx_update, tx_undo = (f"u{uuid.uuid4().hex[:16]}" for _ in range(2))
         undo = eng.statements(query, m, opts.scan_variant, delta=-UPDATE_DELTA)
         # One recoverable unit: a crash anywhere in it leaves the generated table.
         with commit.update_pair(eng.table_dir, tx_update, tx_undo, undo):
             step = eng.update(tx_update, stmts)
-            rows = verify_update_counts(m, t.expect, step)
-            verify_update_state(eng, m, t.expect, applied=True)
+            rows, answer = q.check(q, eng, m, t.expect, step, opts.scan_variant)
+            q.check_state(eng, m, t.expect, applied=True)
             eng.update(tx_undo, undo)
-        verify_update_state(eng, m, t.expect, applied=False)
+        q.check_state(eng, m, t.expect, applied=False)
     else:
         step = eng.execute(stmts)
-        if query == "scan":
-            rows = verify_scan(m, opts.scan_variant, step)
-        elif query == "average":
-            rows, answer = verify_average(m, t.expect, step)
-        else:
-            rows = verify_inserted(eng, m, query, t.expect, step)
+        rows, answer = q.check(q, eng, m, t.expect, step, opts.scan_variant)
     samples = _samples(step, t, evicted)
     slowest = max((s.engine_s for s in samples), default=0.0)
     return Repetition(
@@ -177,8 +166,8 @@ def _shell(t: Target, query: str, opts: RunOptions, ram: int) -> dict:
         "partitions": m.partitions,
         "rows": m.rows,
         "query": query,
-        "variant": opts.scan_variant if query == "scan" else "",
-        "expected_rows": {"scan": 0, "average": t.expect.rows}.get(query, t.expect.selected),
+        "variant": opts.scan_variant if queries.get(query).scan else "",
+        "expected_rows": queries.get(query).expected_rows(t.expect),
         "startup_s": 0.0,
         "cache": opts.cache,
         "table_bytes": table_bytes,
@@ -200,7 +189,9 @@ def run_step(t: Target, query: str, opts: RunOptions, round_index: int, position
     if round_index > 0:
         # Profile scans (the proof they read everything); other timed executions run
         # unprofiled, their warm-up carries the profile.
-        rep = execute_once(t, query, opts, index=round_index, cold=cold, profile=query == "scan")
+        rep = execute_once(
+            t, query, opts, index=round_index, cold=cold, profile=queries.get(query).scan
+        )
         out.append((replace(rep, round=round_index, position=position), False))
     if cold:
         for rep, _ in out:

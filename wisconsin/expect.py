@@ -20,8 +20,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from wisconsin import store
-from wisconsin.queries import onepct_bound
 from wisconsin.store import Manifest
+
+UPDATE_DELTA = 117  # what the update adds to `four` (its undo subtracts it)
+
+
+def onepct_bound(n: int) -> int:
+    """?tablesize/100 in the spec's integer arithmetic."""
+    return n // 100
+
 
 SELECTED_SUFFIX = ".selected.arrow"  # a builder's selected rows, until the manifest is written
 ANSWER_KEYS = ("bound", "selected", "sum_onepct", "sum_four", "selected_digest")

@@ -29,7 +29,7 @@ from wisconsin import WisconsinError, environment, journal, lock, runfile, sched
 from wisconsin.engine import Engine, EngineConfig
 from wisconsin.execution import ColdNotProven, Loop, Progress, Target  # noqa: F401
 from wisconsin.expect import expected_answers
-from wisconsin.queries import DEFAULT_SCAN_VARIANT, QUERIES, SCAN_VARIANTS
+from wisconsin.queries import DEFAULT_SCAN_VARIANT, QUERIES, REGISTRY, SCAN_VARIANTS
 from wisconsin.runfile import Run, RunConfig, TableInfo
 from wisconsin.schedule import Step
 from wisconsin.verify import VerificationError  # noqa: F401  (part of this module's API)
@@ -149,9 +149,9 @@ def validate(opts: RunOptions) -> None:
         raise WisconsinError("--min-reps/--repeat must be >= 1, --max-reps >= them, --warmup >= 0")
     if opts.target_ci <= 0 or (opts.time_budget_s is not None and opts.time_budget_s <= 0):
         raise WisconsinError("--target-ci and --time-budget must be positive")
-    bad = [q for q in opts.queries if q not in QUERIES]
+    bad = [q for q in opts.queries if q not in REGISTRY]
     if bad:
-        raise WisconsinError(f"unknown query {', '.join(bad)}; choose from {', '.join(QUERIES)}")
+        raise WisconsinError(f"unknown query {', '.join(bad)}; choose from {', '.join(REGISTRY)}")
 
 
 def _calibration(run: Run, cores: int, probes: dict) -> runfile.Calibration:

@@ -119,7 +119,7 @@ class SharedMemoryEngine:
     # ------------------------------------------------------------------ engine seam
 
     def statements(self, query: str, manifest: Manifest, scan_variant: str, delta: int = 117):
-        if query == "update":
+        if queries.get(query).transactional:
             stmt = queries.statement(query, manifest.rows, table=manifest.table, delta=delta)
             return {p: stmt for p in sorted(self.parts)}
         stmt = queries.statement(
@@ -127,7 +127,7 @@ class SharedMemoryEngine:
             manifest.rows,
             table=f"all_{manifest.table}",
             copy=f"all_{manifest.copy_table}",
-            result=f"results.{query}_result" if query in ("select", "join") else "",
+            result=f"results.{q}" if (q := queries.get(query).result_table) else "",
             scan_variant=scan_variant,
         )
         return {WHOLE: stmt}

@@ -411,7 +411,7 @@ class SharedNothingEngine:
             manifest.rows,
             table=manifest.table,
             copy=manifest.copy_table,
-            result=f"{query}_result" if query in ("select", "join") else "",
+            result=queries.get(query).result_table,
             scan_variant=scan_variant,
             delta=delta,
         )

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wisconsin import queries
+
 PARTITIONS = (2, 4, 8, 16)
 SYSTEMS = ("VLX", "CLX")
 
@@ -71,13 +73,7 @@ TABLE2: dict[str, dict[str, dict[str, dict[int, float]]]] = {
 }
 
 # Row labels of Table 2, in its order.
-QUERY_LABELS: dict[str, str] = {
-    "scan": "Table Scan",
-    "select": "Select & Insert",
-    "average": "Average",
-    "update": "Update",
-    "join": "Join",
-}
+QUERY_LABELS: dict[str, str] = {q.name: q.label for q in queries.REGISTRY.values()}
 
 
 def published(system: str, kind: str, query: str) -> dict[int, float]:

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from wisconsin import WisconsinError, store
-from wisconsin.engine import StepResult
-from wisconsin.expect import TableExpect
-from wisconsin.queries import UPDATE_DELTA
+from wisconsin.expect import UPDATE_DELTA, TableExpect
+
+if TYPE_CHECKING:
+    from wisconsin.engine import StepResult
 
 
 class VerificationError(WisconsinError):
@@ -92,3 +95,23 @@ def verify_update_counts(m, exp: TableExpect, step: StepResult) -> int:
                 f"partition {part} updated {u['rows'][0][0]} rows, expected {exp.parts[part].selected}",
             )
     return exp.selected
+
+
+# ---------------------------------------------------------------- one signature for the registry
+# check(query, engine, manifest, expect, step, scan_variant) -> (rows, answer)
+
+
+def check_scan(q, engine, m, exp: TableExpect, step: StepResult, variant: str):
+    return verify_scan(m, variant, step), None
+
+
+def check_average(q, engine, m, exp: TableExpect, step: StepResult, variant: str):
+    return verify_average(m, exp, step)
+
+
+def check_inserted(q, engine, m, exp: TableExpect, step: StepResult, variant: str):
+    return verify_inserted(engine, m, q.name, exp, step), None
+
+
+def check_update(q, engine, m, exp: TableExpect, step: StepResult, variant: str):
+    return verify_update_counts(m, exp, step), None
