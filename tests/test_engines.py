@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from wisconsin import pagecache, store
+from wisconsin import engines, pagecache, store
 from wisconsin.build import build_tables
 from wisconsin.engine import EngineConfig, memory_share
 from wisconsin.expect import expected_answers
@@ -24,7 +24,7 @@ from wisconsin.runner import make_engine
 # for the ratio to mean something and small enough to build in about a second.
 ROWS = 40_000
 PARTS = 2
-MODES = ("shared-nothing", "shared-memory")
+MODES = engines.MODES  # the contract runs against every registered engine
 
 
 def _fs_type(path: Path) -> str:
@@ -159,3 +159,21 @@ def test_memory_fraction_is_split_among_the_tables_instances_only(engine, table)
     finally:
         eng.stop()
         engine.open_table(m, tdir)
+
+
+def test_the_registry_is_what_the_cli_and_runner_offer():
+    from click.testing import CliRunner
+
+    from wisconsin import runner
+    from wisconsin.cli import cli
+
+    assert runner.MODES == engines.MODES == tuple(engines.ENGINES)
+    help_text = CliRunner().invoke(cli, ["run", "--help"]).output
+    for name in engines.MODES:
+        assert name in help_text
+    # the cluster rule, from the registry, in one place
+    with pytest.raises(engines.WisconsinError, match="^--cluster needs --mode shared-nothing$"):
+        engines.make_engine("shared-memory", EngineConfig(cluster="tcp://h:1"))
+    engines.check_cluster("shared-nothing", "tcp://h:1")  # accepted
+    with pytest.raises(engines.WisconsinError, match="unknown mode 'nope'"):
+        engines.make_engine("nope", EngineConfig())

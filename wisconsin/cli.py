@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from wisconsin import WisconsinError, __version__
+from wisconsin import WisconsinError, __version__, engines
 
 click.ClickException.exit_code = 2
 
@@ -148,8 +148,7 @@ def _engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key):
         if tls_ca or tls_cert or tls_key:
             raise click.UsageError("--tls-ca/--tls-cert/--tls-key need --cluster")
         return None, None
-    if mode != "shared-nothing":
-        raise click.UsageError("--cluster needs --mode shared-nothing")
+    engines.check_cluster(mode, cluster_address)
     from wisconsin.cluster import resolve_target
 
     return resolve_target(cluster_address, tls_ca, tls_cert, tls_key)
@@ -175,10 +174,10 @@ SEED = click.option(
 )
 MODE = click.option(
     "--mode",
-    type=click.Choice(["shared-nothing", "shared-memory"]),
-    default="shared-nothing",
+    type=click.Choice(list(engines.MODES)),
+    default=engines.MODES[0],
     show_default=True,
-    help="One worker process per partition, or one DuckDB with P threads.",
+    help="; ".join(f"{e.name}: {e.description}" for e in engines.ENGINES.values()) + ".",
 )
 TRANSPORT = click.option(
     "--transport",

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wisconsin import WisconsinError, cluster, cost, lock, plots, report
+from wisconsin import cluster, cost, engines, lock, plots, report
 from wisconsin.build import Progress, build_tables
 from wisconsin.presets import Preset, get_preset
 from wisconsin.runfile import Run
@@ -182,8 +182,7 @@ def bench(
     ]
     eng = options.engine
     if eng.cluster:
-        if options.mode != "shared-nothing":
-            raise WisconsinError("--cluster needs --mode shared-nothing")
+        engines.check_cluster(options.mode, eng.cluster)
         client = cluster.connect(eng.cluster, eng.security, min(eng.timeout_s, 30.0))
         try:
             built = cluster.build_tables_on_cluster(

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from wisconsin import WisconsinError, environment, journal, lock, runfile, schedule, store
+from wisconsin import WisconsinError, engines, environment, journal, lock, runfile, schedule, store
 from wisconsin.engine import Engine, EngineConfig
 from wisconsin.execution import ColdNotProven, Loop, Progress, Target  # noqa: F401
 from wisconsin.expect import expected_answers
@@ -43,7 +43,7 @@ DURABILITY = (
     "result tables are autocommitted"
 )
 CACHES = runfile.CACHE_STATES
-MODES = ("shared-nothing", "shared-memory")
+MODES = engines.MODES
 
 
 @dataclass(frozen=True)
@@ -84,17 +84,7 @@ def default_memory_limit(mode: str, partitions) -> str:
 
 
 def make_engine(mode: str, config: EngineConfig) -> Engine:
-    if mode == "shared-nothing":
-        from wisconsin.shared_nothing import SharedNothingEngine
-
-        return SharedNothingEngine(config)
-    if mode == "shared-memory":
-        if config.cluster:
-            raise WisconsinError("--cluster needs --mode shared-nothing")
-        from wisconsin.shared_memory import SharedMemoryEngine
-
-        return SharedMemoryEngine(config)
-    raise WisconsinError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+    return engines.make_engine(mode, config)
 
 
 def available_partitions(data_dir: str, kinds) -> tuple[int, ...]:
@@ -136,8 +126,8 @@ def validate(opts: RunOptions) -> None:
             f"--memory-limit {opts.engine.memory_limit!r} is not a DuckDB memory limit "
             f"(like 4GB or 512MB): {reason}"
         ) from None
-    if opts.mode not in MODES:
-        raise WisconsinError(f"unknown mode {opts.mode!r}; choose from {', '.join(MODES)}")
+    engines.kind(opts.mode)  # unknown: one line
+    engines.check_cluster(opts.mode, opts.engine.cluster)
     if opts.cache not in CACHES:
         raise WisconsinError(f"unknown cache state {opts.cache!r}; choose from cold, warm")
     if opts.scan_variant not in SCAN_VARIANTS:
