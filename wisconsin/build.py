@@ -73,6 +73,25 @@ def check_existing(table_dir: Path, spec: TableSpec) -> Manifest | None:
     return m
 
 
+def split_reused(
+    data: Path, specs: Sequence[TableSpec]
+) -> tuple[dict[str, Manifest], list[str], list[TableSpec]]:
+    """The planner's first step, for the local and the cluster executor alike: the complete
+    tables reused as they are (manifests, names in order) and the specs left to build (their
+    directories prepared; StoreError for a directory holding another table)."""
+    manifests: dict[str, Manifest] = {}
+    reused: list[str] = []
+    todo: list[TableSpec] = []
+    for spec in specs:
+        existing = reuse_or_prepare(data / spec.name, spec)
+        if existing is not None:
+            manifests[spec.name] = existing
+            reused.append(spec.name)
+        else:
+            todo.append(spec)
+    return manifests, reused, todo
+
+
 def reuse_or_prepare(table_dir: Path, spec: TableSpec) -> Manifest | None:
     """The manifest if table_dir already holds this complete table; else prepare the
     directory for building it (StoreError if it holds another table or is not writable)."""
@@ -171,18 +190,12 @@ def build_tables(
         raise StoreError(f"jobs must be positive, got {jobs}")
     data = Path(data_dir)
     _check_cost(data, specs, jobs, announce)
-    manifests: dict[str, Manifest] = {}
-    reused_tables = []
+    manifests, reused_tables, to_build = split_reused(data, specs)
     todo: list[tuple[TableSpec, int]] = []
     done_parts: dict[str, list[PartitionInfo]] = {}
     reused_parts = 0
-    for spec in specs:
+    for spec in to_build:
         tdir = data / spec.name
-        existing = reuse_or_prepare(tdir, spec)
-        if existing is not None:
-            manifests[spec.name] = existing
-            reused_tables.append(spec.name)
-            continue
         for stale in tdir.glob("*.tmp*"):  # half-written files of an interrupted build
             stale.unlink()
         done_parts[spec.name] = []

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import WisconsinError, lock, store
-from wisconsin.build import BuildResult, Progress, reuse_or_prepare
+from wisconsin.build import BuildResult, Progress, split_reused
 from wisconsin.store import Manifest, PartitionInfo, TableSpec
 
 DATA_DIR_ENV = "WISCONSIN_DATA_DIR"
@@ -536,18 +536,12 @@ def build_tables_on_cluster(
     data = Path(data_dir).absolute()
     fallback = str(Path(worker_data).absolute()) if worker_data else str(data)
     names = [w.name for w in list_workers(client)]
-    manifests: dict[str, Manifest] = {}
-    reused_tables: list[str] = []
+    manifests, reused_tables, to_build = split_reused(data, specs)
     owners: dict[tuple[str, int], str] = {}
     ids: dict[str, str] = {}
     by_name = {s.name: s for s in specs}
-    for spec in specs:
+    for spec in to_build:
         tdir = data / spec.name
-        existing = reuse_or_prepare(tdir, spec)
-        if existing is not None:
-            manifests[spec.name] = existing
-            reused_tables.append(spec.name)
-            continue
         ids[spec.name] = build_table_id(tdir, spec)
         for p, w in choose_placement(names, spec.partitions).items():
             owners[(spec.name, p)] = w

@@ -26,6 +26,25 @@ class Fault:
     action: str = "raise"  # "raise" | "sleep"
     seconds: float = 0.0
 
+    def to(self, part: int, phase: str) -> Fault | None:
+        """This fault if it is aimed at part's phase, else None (what a worker is sent)."""
+        return self if self.part == part and self.phase == phase else None
+
+    def fire(self, phase: str) -> None:
+        """Where the phase runs: stall or fail as told (the one injection point)."""
+        if self.phase != phase:
+            return
+        if self.action == "sleep":
+            time.sleep(self.seconds)
+        else:
+            raise RuntimeError(f"injected failure in {phase}")
+
+
+def inject(fault: Fault | None, part: int, phase: str) -> None:
+    """Fire fault if it is aimed at this part's phase."""
+    if fault is not None and (f := fault.to(part, phase)) is not None:
+        f.fire(phase)
+
 
 @dataclass(frozen=True)
 class EngineConfig:

@@ -21,7 +21,7 @@ import psutil
 
 from wisconsin import commit, pagecache, queries
 from wisconsin.duckdb_session import PartitionSession
-from wisconsin.engine import NOOP, EngineConfig, StepResult, memory_share, timed_update
+from wisconsin.engine import NOOP, EngineConfig, StepResult, inject, memory_share, timed_update
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
 from wisconsin.store import Manifest, StoreError, partition_path
@@ -150,12 +150,7 @@ class SharedMemoryEngine:
         return out
 
     def _fault(self, p: int, phase: str) -> None:
-        f = self.config.fault
-        if f is not None and f.part == p and f.phase == phase:
-            if f.action == "sleep":
-                time.sleep(f.seconds)
-            else:
-                raise RuntimeError(f"injected failure in {phase}")
+        inject(self.config.fault, p, phase)
 
     def execute(self, statements: Mapping[int, Statement]) -> StepResult:
         dispatched = time.time()

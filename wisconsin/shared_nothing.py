@@ -314,14 +314,19 @@ class SharedNothingEngine:
         out, failed = wait_pinned(
             self.client, futures, self.placement, self.config.timeout_s, known=self._known
         )
-        if failed:
-            detail = "; ".join(
-                f"partition {p} on {self.placement[p]}: {type(e).__name__}: {e}"
-                for p, e in sorted(failed.items())
-            )
-            detail = " ".join(detail.split())  # one line, however the worker worded it
-            raise commit.PartitionFailure(f"{detail}; {self.logs.where()}", tuple(sorted(failed)))
+        self._raise_failed(failed)
         return out
+
+    def _raise_failed(self, failed: dict) -> None:
+        """One PartitionFailure, on one line, naming every failed partition and the logs."""
+        if not failed:
+            return
+        detail = "; ".join(
+            f"partition {p} on {self.placement[p]}: {type(e).__name__}: {e}"
+            for p, e in sorted(failed.items())
+        )
+        detail = " ".join(detail.split())  # one line, however the worker worded it
+        raise commit.PartitionFailure(f"{detail}; {self.logs.where()}", tuple(sorted(failed)))
 
     # ------------------------------------------------------------------ direct channel
 
@@ -390,18 +395,11 @@ class SharedNothingEngine:
             if isinstance(exc, channel.ChannelLost):
                 exc = WorkerLost(f"worker {self.placement[p]}: {exc}")
             failed[p] = exc
-        if failed:
-            detail = "; ".join(
-                f"partition {p} on {self.placement[p]}: {type(e).__name__}: {e}"
-                for p, e in sorted(failed.items())
-            )
-            detail = " ".join(detail.split())  # one line, however the worker worded it
-            raise commit.PartitionFailure(f"{detail}; {self.logs.where()}", tuple(sorted(failed)))
+        self._raise_failed(failed)
         return out
 
     def _fault_for(self, p: int, phase: str):
-        f = self.config.fault
-        return f if f is not None and f.part == p and f.phase == phase else None
+        return self.config.fault.to(p, phase) if self.config.fault else None
 
     # ------------------------------------------------------------------ engine seam
 

@@ -160,12 +160,8 @@ def channel_address(dask_worker=None) -> tuple[str, int] | None:
 
 
 def _inject(fault: Fault | None, phase: str) -> None:
-    if fault is None or fault.phase != phase:
-        return
-    if fault.action == "sleep":
-        time.sleep(fault.seconds)
-    else:
-        raise RuntimeError(f"injected failure in {phase}")
+    if fault is not None:
+        fault.fire(phase)  # already aimed at this partition by the coordinator
 
 
 def worker_info(dask_worker=None) -> dict:
