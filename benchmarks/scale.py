@@ -53,7 +53,7 @@ def _dir_bytes(d: Path) -> int:
 def one_size(data: Path, rows: int, parts: int, repeat: int, mode: str, seed: int) -> dict:
     """Build, run and measure one size in this process; return the measurements."""
     from wisconsin import cost, expect, store
-    from wisconsin.build import build_tables, default_jobs
+    from wisconsin.builds import build_tables, default_jobs
     from wisconsin.engine import EngineConfig
     from wisconsin.runner import RunOptions, default_memory_limit, run
 
