@@ -47,6 +47,19 @@ def memory_per_job(jobs: int, rows: int) -> str:
     return f"{cost.build_memory_mb(rows, jobs)}MB"
 
 
+def counter(progress: Progress | None, label: str, total: int) -> Callable[[int], None]:
+    """on_rows(new rows) for an executor: adds them up and reports the sum to progress."""
+    done = 0
+
+    def on_rows(rows: int) -> None:
+        nonlocal done
+        done += rows
+        if progress:
+            progress(label, done, total)
+
+    return on_rows
+
+
 def check_existing(table_dir: Path, spec: TableSpec) -> Manifest | None:
     """The manifest if table_dir already holds exactly this table; StoreError if it holds
     another one (we never destroy what a user built); None if there is nothing complete."""
@@ -142,14 +155,7 @@ def build_tables(
 
     rows_total = sum(_part_rows(s, p) for s, p in todo)
     label = ", ".join(s.name for s in building) or "nothing to build"
-    rows_done = 0
-
-    def on_rows(rows: int) -> None:
-        nonlocal rows_done
-        rows_done += rows
-        if progress:
-            progress(label, rows_done, rows_total)
-
+    on_rows = counter(progress, label, rows_total)
     on_rows(0)
     if todo:
         done |= executor.build(todo, _part_rows, on_rows)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from wisconsin import expect, store
 from wisconsin.builds import writer
-from wisconsin.builds.plan import Progress, default_jobs, memory_per_job, prepare_table_dir
+from wisconsin.builds.plan import Progress, counter, default_jobs, memory_per_job, prepare_table_dir
 from wisconsin.store import Manifest, StoreError
 
 
@@ -98,13 +98,6 @@ def _rebuild_local(tdir: Path, m: Manifest, todo, jobs, progress, label, rows_to
         )
     )
     mem = memory_per_job(jobs, widest)
-    rows_done = 0
-
-    def on_rows(rows: int) -> None:
-        nonlocal rows_done
-        rows_done += rows
-        if progress:
-            progress(label, rows_done, rows_total)
 
     def on_done(key: int, info: dict) -> None:
         i = todo[key]
@@ -116,6 +109,6 @@ def _rebuild_local(tdir: Path, m: Manifest, todo, jobs, progress, label, rows_to
 
     try:
         tasks = [Task(tdir, m.name, m.rows, m.seed, i, m.partitions, mem) for i in todo]
-        run_pool(tasks, jobs, on_rows, on_done, "repair", tdir)
+        run_pool(tasks, jobs, counter(progress, label, rows_total), on_done, "repair", tdir)
     finally:
         expect.remove_selected_files(tdir)  # the manifest already holds the table's answers
