@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from wisconsin import expect, store
 from wisconsin.builds import writer
+from wisconsin.builds.plan import memory_per_job
 from wisconsin.store import Manifest, PartitionInfo, StoreError, TableSpec
 
 
@@ -146,8 +147,6 @@ class LocalBuilds:
         return {k: info for k, info in found.items() if info is not None}
 
     def build(self, todo, rows_of, on_rows) -> dict[tuple[str, int], PartitionInfo]:
-        from wisconsin.builds.plan import memory_per_job
-
         built: dict[tuple[str, int], PartitionInfo] = {}
 
         def done(i: int, info: dict) -> None:
