@@ -50,7 +50,7 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
 from wisconsin import queries, store, worker  # noqa: E402
-from wisconsin.build import build_tables  # noqa: E402
+from wisconsin.builds import build_tables  # noqa: E402
 from wisconsin.engine import EngineConfig  # noqa: E402
 from wisconsin.runner import default_memory_limit  # noqa: E402
 from wisconsin.shared_memory import WHOLE, SharedMemoryEngine  # noqa: E402

@@ -3,7 +3,7 @@
 Usage: python benchmarks/overhead.py [--rows 1000000] [--repeat 25] [--only a|b]
 
 (a) Shared-memory: an F table with --rows rows in --partitions partitions is built with
-    wisconsin.build.build_tables into a temp dir. Per query, interleaved (order rotated
+    wisconsin.builds.build_tables into a temp dir. Per query, interleaved (order rotated
     every repetition), each side's wall time around one statement:
       engine       SharedMemoryEngine.execute(statements), as the runner calls it for a
                    timed repetition (SET/RESET of the statement's settings, peak RSS,
@@ -53,7 +53,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 import duckdb  # noqa: E402
 
 from wisconsin import store  # noqa: E402
-from wisconsin.build import build_tables  # noqa: E402
+from wisconsin.builds import build_tables  # noqa: E402
 from wisconsin.duckdb_session import _result_ddl, peak_rss_bytes, reset_peak_rss  # noqa: E402
 from wisconsin.engine import EngineConfig  # noqa: E402
 from wisconsin.runner import RunOptions, default_memory_limit, run  # noqa: E402

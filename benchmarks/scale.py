@@ -5,7 +5,7 @@ Usage: python benchmarks/scale.py [--rows 1000000] [--factors 1,2,4,8] [--partit
 
 For each size k*n (k in --factors), in a fresh child process (so peak RSS is per size):
 builds F (k*n rows) and G (k*n / P rows per partition: the same total) at P = --partitions
-with build.build_tables (as `wisconsin generate` does), then runs all five queries on both
+with builds.build_tables (as `wisconsin generate` does), then runs all five queries on both
 with wisconsin.runner.run (warm-up + --repeat timed repetitions, answers verified), and
 deletes the tables. Prints per size:
 
@@ -53,7 +53,7 @@ def _dir_bytes(d: Path) -> int:
 def one_size(data: Path, rows: int, parts: int, repeat: int, mode: str, seed: int) -> dict:
     """Build, run and measure one size in this process; return the measurements."""
     from wisconsin import cost, expect, store
-    from wisconsin.build import build_tables, default_jobs
+    from wisconsin.builds import build_tables, default_jobs
     from wisconsin.engine import EngineConfig
     from wisconsin.runner import RunOptions, default_memory_limit, run
 

@@ -4,13 +4,13 @@ Usage: python benchmarks/store.py [--rows 1000000] [--repeat 3] [--cores 1] [--n
                                   [--no-build] [--bandwidth-mb 1024] [--dir DIR]
 
 Both sides run in this process, interleaved, each into a fresh file in a fresh temp dir,
-with the same DuckDB settings as wisconsin.store.build_partition (store.build_config:
+with the same DuckDB settings as wisconsin.builds.writer.build_partition (writer.build_config:
 threads=1, the build's memory_limit and block_allocator_memory; PRAGMA
 force_compression='uncompressed', both tables with the same DDL,
 copy table via INSERT..SELECT, PRIMARY KEY unique2 added by ALTER TABLE after the load,
 CHECKPOINT, close, fsync):
 
-  generate+store  store.build_partition(dir, n, seed, 0, 1): generate the rows (setup
+  generate+store  writer.build_partition(dir, n, seed, 0, 1): generate the rows (setup
                   included), content digest, DuckDB write of both tables, fsync, rename,
                   JSON marker.
   raw writer      the same rows already generated into memory (an Arrow table, not
@@ -28,7 +28,7 @@ Every side also reports its user and system CPU time and minor page faults (getr
 
 Then (unless --no-build) the machine's sequential write bandwidth (write --bandwidth-mb in
 8 MiB blocks, fsync, as dd conv=fsync does), and a whole build as `wisconsin generate` runs
-it (build.build_tables, F table of 2 x --rows at P = 2, 2 spawned workers), interleaved over
+it (builds.build_tables, F table of 2 x --rows at P = 2, 2 spawned workers), interleaved over
 --repeat rounds: wall, user and system time of the build's processes, and its write
 throughput (bytes of the partition files / wall) against that bandwidth.
 
@@ -60,11 +60,12 @@ import duckdb  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 from wisconsin import (  # noqa: E402
-    build,
+    builds,
     cost,
     generator,  # noqa: E402
     store,
 )
+from wisconsin.builds import writer  # noqa: E402
 from wisconsin.generator.permutation import permutation  # noqa: E402
 
 GOAL = 0.8
@@ -84,13 +85,13 @@ def raw_write(
 ) -> float:
     """Seconds to write data into a fresh DuckDB file the way build_partition does."""
     t0 = time.perf_counter()
-    con = duckdb.connect(str(path), config=store.build_config(MEMORY_LIMIT))
+    con = duckdb.connect(str(path), config=writer.build_config(MEMORY_LIMIT))
     try:
         if compression != "default":
             con.execute(f"PRAGMA force_compression='{compression}'")
         tables = (store.TABLE,) if copy == "none" else (store.TABLE, store.COPY_TABLE)
         for name in tables:
-            con.execute(store._ddl(name, primary_key=primary_key == "upfront"))
+            con.execute(writer.ddl(name, primary_key=primary_key == "upfront"))
         for target in (store.TABLE, store.COPY_TABLE):
             if target == store.COPY_TABLE and copy != "arrow":
                 continue
@@ -114,7 +115,7 @@ def raw_write(
 def gen_store(tdir: Path, n: int, seed: int, config: dict | None = None) -> float:
     permutation.cache_clear()  # per-(n, seed) setup counts, as in a fresh build worker
     t0 = time.perf_counter()
-    store.build_partition(
+    writer.build_partition(
         str(tdir), n, seed, 0, 1, memory_limit=MEMORY_LIMIT, keep_selected=True, config=config
     )
     return time.perf_counter() - t0
@@ -132,11 +133,11 @@ def gen_store_pk_upfront(tdir: Path, n: int, seed: int) -> float:
             yield b
 
     path = tdir / "upfront.duckdb"
-    con = duckdb.connect(str(path), config=store.build_config(MEMORY_LIMIT))
+    con = duckdb.connect(str(path), config=writer.build_config(MEMORY_LIMIT))
     try:
         con.execute("PRAGMA force_compression='uncompressed'")
-        con.execute(store._ddl(store.TABLE))
-        con.execute(store._ddl(store.COPY_TABLE))
+        con.execute(writer.ddl(store.TABLE))
+        con.execute(writer.ddl(store.COPY_TABLE))
         con.register(
             "generated_rows", pa.RecordBatchReader.from_batches(generator.arrow_schema(), batches())
         )
@@ -189,11 +190,11 @@ def overlapped_store(tdir: Path, n: int, seed: int, depth: int = 4) -> float:
     path = tdir / "overlapped.duckdb"
     producer = threading.Thread(target=produce, daemon=True)
     producer.start()
-    con = duckdb.connect(str(path), config=store.build_config(MEMORY_LIMIT))
+    con = duckdb.connect(str(path), config=writer.build_config(MEMORY_LIMIT))
     try:
         con.execute("PRAGMA force_compression='uncompressed'")
-        con.execute(store._ddl(store.TABLE, primary_key=False))
-        con.execute(store._ddl(store.COPY_TABLE, primary_key=False))
+        con.execute(writer.ddl(store.TABLE, primary_key=False))
+        con.execute(writer.ddl(store.COPY_TABLE, primary_key=False))
         con.register(
             "generated_rows",
             pa.RecordBatchReader.from_batches(generator.arrow_schema(), consume()),
@@ -272,7 +273,7 @@ def whole_build(root: Path, rows: int, seed: int) -> dict:
     d = Path(tempfile.mkdtemp(dir=root))
     try:
         s0, c0 = rusage(), rusage(resource.RUSAGE_CHILDREN)
-        build.build_tables(d, [store.TableSpec("F", rows, 2, seed)], jobs=2)
+        builds.build_tables(d, [store.TableSpec("F", rows, 2, seed)], jobs=2)
         s1, c1 = rusage(), rusage(resource.RUSAGE_CHILDREN)
         files = sum(f.stat().st_size for f in (d / "F2").glob("*.duckdb"))
     finally:

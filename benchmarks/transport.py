@@ -39,7 +39,7 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
 from wisconsin import commit, store  # noqa: E402
-from wisconsin.build import build_tables  # noqa: E402
+from wisconsin.builds import build_tables  # noqa: E402
 from wisconsin.engine import EngineConfig, memory_share  # noqa: E402
 from wisconsin.queries import UPDATE_DELTA  # noqa: E402
 from wisconsin.schedule import ENGINE_SHARE_MIN, OVERHEAD_MULTIPLE_MIN  # noqa: E402

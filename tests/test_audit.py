@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from wisconsin import runfile
 from wisconsin.audit import audit, audit_file
-from wisconsin.build import build_tables
+from wisconsin.builds import build_tables
 from wisconsin.cli import cli
 from wisconsin.runner import RunOptions, run
 from wisconsin.store import TableSpec

@@ -95,3 +95,34 @@ def test_builders_die_with_a_killed_generate(tmp_path):
     for p in alive:
         p.kill()
     assert alive == []
+
+
+def test_the_dask_executor_builds_resumes_and_reuses_through_the_same_planner(tmp_path):
+    """Cluster generate without namespaces: two in-process workers, the same planner."""
+    from distributed import Client, Scheduler, SpecCluster, Worker
+
+    from wisconsin.builds import build_tables
+    from wisconsin.store import TableSpec, verify_table
+
+    data, workers = tmp_path / "data", tmp_path / "workers"
+    spec = TableSpec("F", 2000, 2, 5)
+    named = {f"part{i}": {"cls": Worker, "options": {"nthreads": 1}} for i in range(2)}
+    sched = {"cls": Scheduler, "options": {"dashboard_address": None}}
+    with SpecCluster(named, sched) as lc, Client(lc) as client:
+
+        def build():
+            return build_tables(data, [spec], client=client, worker_data=str(workers), timeout=60)
+
+        first = build()
+        (m,) = first.manifests
+        assert (first.built_partitions, first.reused_tables) == (2, ())
+        assert [p.worker for p in m.parts] == ["part0", "part1"]
+        assert all(p.path.startswith(str(workers)) for p in m.parts)
+        assert verify_table(data / "F2")[1] == []
+        again = build()
+        assert again.reused_tables == ("F2",) and again.built_partitions == 0
+        # an interrupted build (no manifest yet) resumes: both partitions are kept
+        (data / "F2" / "manifest.json").unlink()
+        resumed = build()
+        assert (resumed.built_partitions, resumed.reused_partitions) == (0, 2)
+        assert [p.checksum for p in resumed.manifests[0].parts] == [p.checksum for p in m.parts]

@@ -11,7 +11,7 @@ from multiprocessing import AuthenticationError
 import pytest
 
 from wisconsin import channel, commit, store, worker
-from wisconsin.build import build_tables
+from wisconsin.builds import build_tables
 from wisconsin.engine import EngineConfig, Fault
 from wisconsin.shared_nothing import SharedNothingEngine
 

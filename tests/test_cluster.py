@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from wisconsin import WisconsinError, commit, runfile, worker
-from wisconsin.build import build_tables
+from wisconsin.builds import build_tables
 from wisconsin.cli import cli
-from wisconsin.cluster import build_tables_on_cluster, scheduler_identity
+from wisconsin.cluster import scheduler_identity
 from wisconsin.engine import EngineConfig, Fault
 from wisconsin.expect import expected_answers
 from wisconsin.runner import RunOptions, make_engine, run
@@ -245,8 +245,8 @@ def test_tls_cluster_and_plaintext_refused(netns_cluster_factory, tmp_path):
 
 def _cluster_table(cluster, data: Path, partitions: int):
     with cluster.client() as client:
-        result = build_tables_on_cluster(
-            data, [TableSpec("F", 3000, partitions, 11)], client, timeout=60
+        result = build_tables(
+            data, [TableSpec("F", 3000, partitions, 11)], client=client, timeout=60
         )
     return data / "F3" if partitions == 3 else data / f"F{partitions}", result.manifests[0]
 

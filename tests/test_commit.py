@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from wisconsin import commit
-from wisconsin.build import build_tables
+from wisconsin.builds import build_tables
 from wisconsin.cluster import scheduler_identity
 from wisconsin.engine import EngineConfig, Fault
 from wisconsin.expect import expected_answers

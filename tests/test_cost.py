@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from wisconsin import cost, store
-from wisconsin.build import build_tables
+from wisconsin.builds import build_tables
 from wisconsin.cli import cli
 from wisconsin.store import TableSpec
 

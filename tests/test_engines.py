@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from wisconsin import engines, pagecache, store
-from wisconsin.build import build_tables
+from wisconsin.builds import build_tables
 from wisconsin.engine import EngineConfig, memory_share
 from wisconsin.expect import expected_answers
 from wisconsin.queries import UPDATE_DELTA

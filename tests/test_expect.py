@@ -3,7 +3,7 @@ import json
 import pytest
 
 from wisconsin import expect, store
-from wisconsin.build import build_tables
+from wisconsin.builds import build_tables, writer
 from wisconsin.store import TableSpec
 
 
@@ -96,7 +96,7 @@ def test_resumed_build_without_a_selected_file_still_gets_answers(tmp_path):
     tdir = tmp_path / spec.name
     tdir.mkdir()
     # partition 0 finished by an earlier build that kept no selected rows (older code)
-    store.build_partition(str(tdir), spec.n, spec.seed, 0, 2)
+    writer.build_partition(str(tdir), spec.n, spec.seed, 0, 2)
     m = build_tables(tmp_path, [spec], jobs=1).manifests[0]
     assert m.answers is None and all(p.answers for p in m.parts)
     e = expect.expected_answers(m)

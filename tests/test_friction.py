@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from wisconsin.build import build_tables
+from wisconsin.builds import build_tables
 from wisconsin.cli import DEFAULT_OUT, cli
 from wisconsin.pipeline import disk_plan, preset_specs
 from wisconsin.store import TableSpec

@@ -2,8 +2,8 @@
 
 import json
 
-from wisconsin.build import build_tables
-from wisconsin.cluster import build_table_id, worker_table_dir
+from wisconsin.builds import build_tables
+from wisconsin.builds.dask_cluster import build_table_id, worker_table_dir
 from wisconsin.store import TableSpec, derived_table_id, read_manifest
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from wisconsin import lock
-from wisconsin.build import build_tables
+from wisconsin.builds import build_tables
 from wisconsin.store import TableSpec
 
 HOLDER = """

@@ -4,7 +4,7 @@ import duckdb
 import pytest
 
 from wisconsin import runfile
-from wisconsin.build import build_tables
+from wisconsin.builds import build_tables
 from wisconsin.runner import RunOptions, VerificationError, run
 from wisconsin.store import TableSpec, read_manifest
 

@@ -83,7 +83,7 @@ def _one_line_error(result, *fragments):
 
 @pytest.fixture
 def f2(tmp_path):
-    from wisconsin.build import build_tables
+    from wisconsin.builds import build_tables
 
     build_tables(tmp_path, [TableSpec("F", 20_000, 2, 5)], jobs=2)
     return tmp_path / "F2"
@@ -127,7 +127,7 @@ def test_missing_partition_stops_the_run_and_is_never_created(f2, mode):
 
 
 def test_foreign_partition_is_named(f2, tmp_path):
-    from wisconsin.build import build_tables
+    from wisconsin.builds import build_tables
 
     build_tables(tmp_path / "other", [TableSpec("F", 20_000, 2, 6)], jobs=1)  # another seed
     (tmp_path / "other" / "F2" / "part-000.duckdb").replace(f2 / "part-000.duckdb")
@@ -144,7 +144,7 @@ def test_an_update_left_applied_is_drift(f2):
     m, problems = store.verify_table(f2)
     assert len(problems) == 1 and "four outside 0..3" in problems[0]
     # the deep check sees it too; repair rebuilds only that partition
-    from wisconsin.build import plan_repair
+    from wisconsin.builds import plan_repair
 
     assert list(plan_repair(f2, m)) == [1]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from wisconsin import queries
-from wisconsin.build import build_tables
+from wisconsin.builds import build_tables
 from wisconsin.runner import RunOptions, VerificationError, run
 from wisconsin.store import TableSpec
 from wisconsin.verify import _fail

@@ -87,7 +87,7 @@ class Probe:
 
 
 def _table(workdir: Path, rows: int, partitions: int) -> tuple[store.Manifest, Path]:
-    from wisconsin.build import build_tables
+    from wisconsin.builds import build_tables
 
     data = workdir / f"probe-{rows}x{partitions}"
     (m,) = build_tables(data, [store.TableSpec("F", rows, partitions, 1)]).manifests

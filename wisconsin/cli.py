@@ -380,7 +380,7 @@ def generate(
     worker_data,
 ) -> None:
     """Build F and/or G tables, each partition in its own process (or on its cluster worker)."""
-    from wisconsin.build import build_tables
+    from wisconsin.builds import build_tables
     from wisconsin.presets import get_preset
     from wisconsin.store import TableSpec
 
@@ -400,28 +400,25 @@ def generate(
             raise click.UsageError("--worker-data needs --cluster")
     elif jobs is not None:
         raise click.UsageError("--jobs has no effect with --cluster (each worker builds its own)")
-    with _progress(quiet) as progress:
-        if cluster_address is None:
+    client = None
+    if cluster_address is not None:
+        from wisconsin.cluster import connect, resolve_target
+
+        client = connect(*resolve_target(cluster_address, tls_ca, tls_cert, tls_key))
+    try:
+        with _progress(quiet) as progress:
             result = build_tables(
                 data_dir,
                 specs,
                 jobs=jobs,
                 progress=progress,
                 announce=None if quiet else (lambda line: click.echo(line, err=True)),
-            )
-        else:
-            from wisconsin.cluster import generate_on_cluster
-
-            result = generate_on_cluster(
-                cluster_address,
-                data_dir,
-                specs,
-                tls_ca=tls_ca,
-                tls_cert=tls_cert,
-                tls_key=tls_key,
+                client=client,
                 worker_data=worker_data,
-                progress=progress,
             )
+    finally:
+        if client is not None:
+            client.close()
     for m in result.manifests:
         note = " (already built)" if m.name in result.reused_tables else ""
         owners = sorted({f"{p.worker}@{p.host}" for p in m.parts if p.worker})
@@ -537,7 +534,7 @@ def info(
 def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -> None:
     """Rebuild exactly the damaged, missing or foreign partitions of a table (on their
     cluster workers with --cluster)."""
-    from wisconsin.build import repair_table
+    from wisconsin.builds import repair_table
 
     address, security = _engine_target(cluster_address, "shared-nothing", tls_ca, tls_cert, tls_key)
     client = None

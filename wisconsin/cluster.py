@@ -1,6 +1,6 @@
-"""Running on a real Dask cluster: connecting (plain or TLS), choosing which worker owns
-which partition, generating partitions in place on their owners, and waiting for pinned
-tasks without ever hanging on a dead worker.
+"""The Dask transport: connecting (plain or TLS), choosing which worker owns which
+partition, checking that owners have not moved, and waiting for pinned tasks without ever
+hanging on a dead worker. Building tables on a cluster is wisconsin.builds.dask_cluster's.
 
 Placement (partition i -> worker name), chosen once when a table is generated and then
 recorded in its manifest (worker, host, absolute path on that host):
@@ -9,38 +9,26 @@ recorded in its manifest (worker, host, absolute path on that host):
 * otherwise the connected workers are sorted by name and partitions are dealt round-robin
   (i -> sorted_names[i % len(names)]), so a worker may own several partitions.
 
-Where a worker writes: ``$WISCONSIN_DATA_DIR`` in the worker's own environment if set,
-else the ``worker_data`` directory given to the coordinator (``--worker-data``), else the
-coordinator's ``--data`` path (absolute) - the same path on every host. Under it, the
-table's files go to a directory named by the table's identity, e.g.
-``F4-n1000000-seed1989-gen1-<table id>``: the id is made when a build starts (kept in
-``<data>/<table>/table-id.json`` so an interrupted build resumes into the same directory)
-and recorded in the manifest, so two data directories never share a worker-side file. The
-manifest and the update decision log stay on the coordinator, in ``<data>/<table>/``. No
-table data crosses the network.
+Where workers write a table's files: wisconsin.builds.dask_cluster.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wisconsin import WisconsinError, lock, store
-from wisconsin.build import BuildResult, Progress, split_reused
-from wisconsin.store import Manifest, PartitionInfo, TableSpec
+from wisconsin import WisconsinError, store
+from wisconsin.store import Manifest
 
-DATA_DIR_ENV = "WISCONSIN_DATA_DIR"
 PROBE_S = 3.0  # a scheduler that refuses or does not answer TCP fails within this
 # DuckDB's memory limit on a cluster unless --memory-limit is given: a share of each worker's
 # own Dask memory limit (or its host's RAM), split among the partitions it holds
 WORKER_MEMORY_LIMIT = "60%"
-TABLE_ID_FILE = "table-id.json"
 CONNECT_TIMEOUT_S = 30.0
 POLL_S = 1.0  # how often a waiting coordinator checks that the owners are still there
 
@@ -299,73 +287,7 @@ def wait_pinned(
     return out, failed
 
 
-# --------------------------------------------------------------------------- worker tasks
-
-
-def worker_root(fallback: str) -> str:
-    """The data root on this worker: $WISCONSIN_DATA_DIR, else the coordinator's choice."""
-    return os.environ.get(DATA_DIR_ENV) or fallback
-
-
-def worker_table_dir(spec: TableSpec, table_id: str) -> str:
-    """The table's directory under a worker's data root: its whole identity, not its name."""
-    gen = store.generator.GENERATOR_VERSION
-    return f"{spec.name}-n{spec.n}-seed{spec.seed}-gen{gen}-{table_id}"
-
-
-def build_table_id(table_dir: Path, spec: TableSpec) -> str:
-    """The id of the table being built in table_dir: the one an interrupted build of the
-    same table recorded, else a new one, recorded (before any worker writes under it)."""
-    ident = {
-        "kind": spec.kind,
-        "n": spec.n,
-        "partitions": spec.partitions,
-        "seed": spec.seed,
-        "generator_version": store.generator.GENERATOR_VERSION,
-    }
-    path = table_dir / TABLE_ID_FILE
-    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
-        data = json.loads(path.read_text())
-        if {k: data.get(k) for k in ident} == ident and data.get("table_id"):
-            return str(data["table_id"])
-    table_id = store.new_table_id()
-    store.write_json_atomic(path, ident | {"table_id": table_id})
-    return table_id
-
-
-def task_partition_status(
-    fallback_root: str, spec: TableSpec, dirname: str, part: int
-) -> dict | None:
-    """On the owner: the partition's entry if an earlier build completed it, else None."""
-    import socket
-
-    from distributed import get_worker
-
-    tdir = Path(worker_root(fallback_root)) / dirname
-    info = store.finished_partition(tdir, spec, part)
-    if info is None:
-        return None
-    return dict(
-        info.__dict__,
-        worker=str(get_worker().name),
-        host=socket.gethostname(),
-        path=str(tdir / info.file),
-    )
-
-
-def task_build(fallback_root: str, spec: TableSpec, dirname: str, part: int) -> dict:
-    """On the owner: generate the partition into its own disk, in place."""
-    import psutil
-    from distributed import get_worker
-
-    from wisconsin import worker
-
-    limit = get_worker().memory_manager.memory_limit or (
-        psutil.virtual_memory().total // max(1, os.cpu_count() or 1)
-    )
-    mem = f"{max(256, int(limit * 0.6) // 2**20)}MB"
-    tdir = os.path.join(worker_root(fallback_root), dirname)
-    return worker.task_build_partition(tdir, spec.n, spec.seed, part, spec.partitions, mem)
+# --------------------------------------------------------------------------- verifying
 
 
 def task_verify(path: str, part: dict, table: str) -> list[str]:
@@ -489,154 +411,5 @@ def info_on_cluster(
     client = connect(address, security, min(timeout, CONNECT_TIMEOUT_S))
     try:
         return verify_on_cluster(table_dir, client, timeout)
-    finally:
-        client.close()
-
-
-# --------------------------------------------------------------------------- generating
-
-
-def _submit(client, fn, owner: str, *args):
-    return client.submit(
-        fn,
-        *args,
-        workers=[owner],
-        allow_other_workers=False,
-        pure=False,
-        key=f"{fn.__name__}-{args[-1]}-{time.time_ns()}",
-    )
-
-
-def _failure_lines(failed: Mapping, owners: Mapping) -> str:
-    return "; ".join(
-        f"{name} partition {p} on {owners[(name, p)]}: {type(e).__name__}: {e}"
-        for (name, p), e in sorted(failed.items())
-    )
-
-
-@lock.locked("data_dir", create=True)
-def build_tables_on_cluster(
-    data_dir: str | os.PathLike,
-    specs: Sequence[TableSpec],
-    client,
-    worker_data: str | None = None,
-    timeout: float = 3600.0,
-    progress: Progress | None = None,
-) -> BuildResult:
-    """Generate every table in specs on the cluster, each partition on its owner's disk.
-
-    Mirrors build.build_tables: a complete table is reused, a different table in the same
-    directory is refused, partitions an interrupted build finished are kept (asked of their
-    owner), and the manifest (with the placement) is written last, atomically, under
-    data_dir/<table>/ on this machine.
-    """
-    t0 = time.perf_counter()
-    for spec in specs:
-        store.validate_spec(spec)
-    data = Path(data_dir).absolute()
-    fallback = str(Path(worker_data).absolute()) if worker_data else str(data)
-    names = [w.name for w in list_workers(client)]
-    manifests, reused_tables, to_build = split_reused(data, specs)
-    owners: dict[tuple[str, int], str] = {}
-    ids: dict[str, str] = {}
-    by_name = {s.name: s for s in specs}
-    for spec in to_build:
-        tdir = data / spec.name
-        ids[spec.name] = build_table_id(tdir, spec)
-        for p, w in choose_placement(names, spec.partitions).items():
-            owners[(spec.name, p)] = w
-
-    def dirname(k) -> str:
-        return worker_table_dir(by_name[k[0]], ids[k[0]])
-
-    # Which partitions did an earlier build already finish? Ask each owner.
-    status, failed = wait_pinned(
-        client,
-        {
-            k: _submit(client, task_partition_status, w, fallback, by_name[k[0]], dirname(k), k[1])
-            for k, w in owners.items()
-        },
-        owners,
-        min(timeout, 120.0),
-    )
-    if failed:
-        raise ClusterError(f"cannot reach partition owners: {_failure_lines(failed, owners)}")
-    done = {k: PartitionInfo(**v) for k, v in status.items() if v is not None}
-    todo = [k for k in owners if k not in done]
-
-    def rows_of(k) -> int:
-        lo, hi = store.generator.partition_range(by_name[k[0]].n, k[1], by_name[k[0]].partitions)
-        return hi - lo
-
-    rows_total = sum(rows_of(k) for k in todo)
-    label = ", ".join(s.name for s in specs if s.name not in manifests) or "nothing to build"
-    if progress:
-        progress(label, 0, rows_total)
-    futures = {
-        k: _submit(client, task_build, owners[k], fallback, by_name[k[0]], dirname(k), k[1])
-        for k in todo
-    }
-    built, failed = {}, {}
-    if futures:
-        # Progress per finished partition; the overall wait is bounded by timeout.
-        deadline = time.monotonic() + timeout
-        rows_done = 0
-        remaining = dict(futures)
-        while remaining:
-            got, bad = wait_pinned(
-                client,
-                {k: remaining[k] for k in list(remaining)[:1]},
-                owners,
-                max(0.0, deadline - time.monotonic()),
-            )
-            for k in list(got) + list(bad):
-                del remaining[k]
-            built |= got
-            failed |= bad
-            rows_done += sum(rows_of(k) for k in got)
-            if progress:
-                progress(label, rows_done, rows_total)
-    done |= {k: PartitionInfo(**v) for k, v in built.items()}
-
-    for spec in specs:
-        if spec.name in manifests:
-            continue
-        parts = [done[(spec.name, p)] for p in range(spec.partitions) if (spec.name, p) in done]
-        if len(parts) == spec.partitions:
-            m = store.make_manifest(spec, parts, ids[spec.name])
-            store.write_manifest(data / spec.name, m)
-            manifests[spec.name] = m
-    if failed:
-        raise ClusterError(
-            f"generate failed: {_failure_lines(failed, owners)}; finished partitions are kept "
-            "and the next generate resumes"
-        )
-    return BuildResult(
-        manifests=tuple(manifests[s.name] for s in specs),
-        built_partitions=len(todo),
-        reused_partitions=len(owners) - len(todo),
-        reused_tables=tuple(reused_tables),
-        rows_built=rows_total,
-        seconds=time.perf_counter() - t0,
-    )
-
-
-def generate_on_cluster(
-    address: str,
-    data_dir: str | os.PathLike,
-    specs: Sequence[TableSpec],
-    *,
-    tls_ca: str | None = None,
-    tls_cert: str | None = None,
-    tls_key: str | None = None,
-    worker_data: str | None = None,
-    timeout: float = 3600.0,
-    progress: Progress | None = None,
-) -> BuildResult:
-    """What `wisconsin generate --cluster` does: connect, build in place, disconnect."""
-    address, security = resolve_target(address, tls_ca, tls_cert, tls_key)
-    client = connect(address, security, min(timeout, CONNECT_TIMEOUT_S))
-    try:
-        return build_tables_on_cluster(data_dir, specs, client, worker_data, timeout, progress)
     finally:
         client.close()

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wisconsin import cluster, cost, engines, lock, plots, report
-from wisconsin.build import Progress, build_tables
+from wisconsin.builds import Progress, build_tables
 from wisconsin.presets import Preset, get_preset
 from wisconsin.runfile import Run
 from wisconsin.runner import RunOptions, run
@@ -181,17 +181,23 @@ def bench(
         TableSpec(k, p.rows_for(k), n, seed) for k in options.kinds for n in options.partitions
     ]
     eng = options.engine
+    client = None
     if eng.cluster:
         engines.check_cluster(options.mode, eng.cluster)
         client = cluster.connect(eng.cluster, eng.security, min(eng.timeout_s, 30.0))
-        try:
-            built = cluster.build_tables_on_cluster(
-                data_dir, specs, client, worker_data, eng.timeout_s, progress
-            )
-        finally:
+    try:
+        built = build_tables(
+            data_dir,
+            specs,
+            progress=progress,
+            announce=announce,
+            client=client,
+            worker_data=worker_data,
+            timeout=eng.timeout_s,
+        )
+    finally:
+        if client is not None:
             client.close()
-    else:
-        built = build_tables(data_dir, specs, progress=progress, announce=announce)
     if deadline is not None:  # what is left of the bench's time budget is the run's
         left = deadline - time.monotonic() - 20.0  # report and figures
         options = replace(options, time_budget_s=max(1.0, left))

@@ -16,7 +16,7 @@ import time
 
 from distributed import WorkerPlugin, get_worker
 
-from wisconsin import channel, pagecache, store
+from wisconsin import channel, pagecache
 from wisconsin.duckdb_session import PartitionSession
 from wisconsin.engine import NOOP, Fault, memory_share
 from wisconsin.queries import Statement
@@ -307,20 +307,6 @@ def task_prune_markers(path: str) -> None:
 @_serial
 def task_redo(path: str, txid: str, stmt: Statement) -> None:
     _sessions().session(path).redo(txid, stmt)
-
-
-def task_build_partition(table_dir: str, n: int, seed: int, part: int, parts: int, mem: str):
-    """Generate a partition in place on this worker's own disk (cluster generate)."""
-    import os
-    import socket
-
-    os.makedirs(table_dir, exist_ok=True)
-    info = store.build_partition(table_dir, n, seed, part, parts, memory_limit=mem)
-    return info | {
-        "worker": str(get_worker().name),
-        "host": socket.gethostname(),
-        "path": os.path.join(table_dir, info["file"]),
-    }
 
 
 def task_noop() -> None:

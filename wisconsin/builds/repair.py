@@ -1,0 +1,114 @@
+"""Repair: rebuild exactly the damaged partitions of a table, by the same partition writer
+and the same executors as a build (local pool here, each owner on a cluster)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from wisconsin import expect, store
+from wisconsin.builds import writer
+from wisconsin.builds.plan import Progress, counter, default_jobs, memory_per_job, prepare_table_dir
+from wisconsin.store import Manifest, StoreError
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    manifest: Manifest
+    damaged: dict[int, list[str]]  # partition -> what was wrong with it (before repair)
+    seconds: float
+
+
+def plan_repair(table_dir: str | os.PathLike, m: Manifest) -> dict[int, list[str]]:
+    """The partitions to rebuild: every local one that fails the deep check (file,
+    blocks, sample rows, drift, and the full digest of both tables)."""
+    found = store.check_partitions(table_dir, m, deep=True)
+    return {i: problems for i, problems in sorted(found.items()) if problems}
+
+
+def repair_table(
+    table_dir: str | os.PathLike,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    client=None,
+    timeout: float = 3600.0,
+) -> RepairResult:
+    """Rebuild exactly the damaged partitions of a table from the generator, then check
+    them again; an interrupted update's records are dropped once every partition is
+    back to its generated content. Partitions on cluster workers are checked and rebuilt
+    by their owners, through `client`."""
+    from wisconsin.commit import DecisionLog
+
+    t0 = time.perf_counter()
+    tdir = Path(table_dir)
+    m = store.read_manifest(tdir)
+    remote = [p.index for p in m.parts if p.worker]
+    if remote and client is None:
+        raise StoreError(
+            f"{m.name}: partitions {', '.join(map(str, remote))} live on cluster workers; "
+            "give --cluster to repair them there"
+        )
+    if remote:
+        from wisconsin.builds import dask_cluster
+
+    def check() -> dict[int, list[str]]:
+        found = plan_repair(tdir, m)
+        if remote:
+            drift = DecisionLog(tdir).is_empty()
+            found |= dask_cluster.remote_check(client, m, drift, timeout)
+        return found
+
+    damaged = check()
+    todo = sorted(damaged)
+    rows_total = sum(m.parts[i].rows for i in todo)
+    label = f"repair {m.name}"
+    if progress:
+        progress(label, 0, rows_total)
+    local = [i for i in todo if not m.parts[i].worker]
+    if local:
+        prepare_table_dir(tdir)
+        _rebuild_local(tdir, m, local, jobs or default_jobs(), progress, label, rows_total)
+    if len(local) < len(todo):
+        mem_of = lambda rows: memory_per_job(default_jobs(), rows)  # noqa: E731
+        parts = [i for i in todo if m.parts[i].worker]
+        dask_cluster.remote_rebuild(client, m, parts, mem_of, timeout)
+    still = {i: ps for i, ps in check().items() if ps}
+    if still:
+        first = min(still)
+        raise StoreError(f"{m.name}: repair did not restore it: {still[first][0]}")
+    # Every partition now holds its generated rows: no pending record may touch them again.
+    DecisionLog(tdir).clear()
+    if progress:
+        progress(label, rows_total, rows_total)
+    return RepairResult(manifest=m, damaged=damaged, seconds=time.perf_counter() - t0)
+
+
+def _rebuild_local(tdir: Path, m: Manifest, todo, jobs, progress, label, rows_total) -> None:
+    """Rebuild partitions `todo` of m in the local pool; each must reproduce its digest."""
+    from wisconsin.builds.local import Task, run_pool
+
+    for i in todo:  # a damaged file is replaced by the rename; a stale marker goes first
+        (tdir / writer.marker_file(i)).unlink(missing_ok=True)
+    widest = max(
+        hi - lo
+        for lo, hi in (
+            store.generator.partition_range(m.rows, i, m.partitions) for i in range(m.partitions)
+        )
+    )
+    mem = memory_per_job(jobs, widest)
+
+    def on_done(key: int, info: dict) -> None:
+        i = todo[key]
+        if info["checksum"] != m.parts[i].checksum:
+            raise StoreError(
+                f"{m.name} partition {i}: rebuilt with digest {info['checksum']}, "
+                f"but the manifest says {m.parts[i].checksum} (another generator?)"
+            )
+
+    try:
+        tasks = [Task(tdir, m.name, m.rows, m.seed, i, m.partitions, mem) for i in todo]
+        run_pool(tasks, jobs, counter(progress, label, rows_total), on_done, "repair", tdir)
+    finally:
+        expect.remove_selected_files(tdir)  # the manifest already holds the table's answers

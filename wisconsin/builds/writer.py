@@ -1,0 +1,171 @@
+"""The partition writer: generator batches -> one DuckDB file (both tables), its content
+digest and its expected answers, then a resume marker. Runs inside a builder process (the
+local pool or a Dask worker) and depends only on its arguments, so any partition can be
+(re)built alone; wisconsin.builds.plan decides which ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pyarrow as pa
+
+from wisconsin import generator
+from wisconsin.store import (
+    COPY_TABLE,
+    STORAGE,
+    TABLE,
+    ContentDigest,
+    PartitionInfo,
+    StoreError,
+    TableSpec,
+    part_file,
+    write_json_atomic,
+)
+
+
+def marker_file(part: int) -> str:
+    """A finished partition's entry, written once its file is complete (the resume marker)."""
+    return f"part-{part:03d}.json"
+
+
+def ddl(name: str, primary_key: bool = True) -> str:
+    ints = ", ".join(f"{c} INTEGER NOT NULL" for c in generator.COLUMNS[:13])
+    strs = ", ".join(f"{c} VARCHAR NOT NULL" for c in generator.COLUMNS[13:])
+    key = ", PRIMARY KEY (unique2)" if primary_key else ""
+    return f"CREATE TABLE {name} ({ints}, {strs}{key})"
+
+
+def build_config(memory_limit: str) -> dict:
+    """DuckDB settings of a build worker's instance (docs/performance.md, "Build system time").
+
+    `block_allocator_memory` makes DuckDB reuse one pool of block memory instead of
+    allocating, touching and returning 256 KiB blocks over and over: without it the copy
+    table's INSERT..SELECT alone took ~120 k minor page faults per 1 M rows, and system time
+    was 50-70% of user time. The pool is freed when the connection closes.
+    """
+    return {
+        "threads": 1,
+        "memory_limit": memory_limit,
+        "block_allocator_memory": memory_limit,
+    }
+
+
+def build_partition(
+    table_dir: str,
+    n: int,
+    seed: int,
+    part: int,
+    parts: int,
+    memory_limit: str = "2GB",
+    progress: Callable[[int], None] | None = None,
+    batch_rows: int = 65536,
+    keep_selected: bool = False,
+    config: dict | None = None,
+) -> dict:
+    """Generate one partition into its DuckDB file; return its PartitionInfo as a dict.
+
+    Runs inside a worker process (local pool or a Dask worker); depends only on its
+    arguments, so any partition can be (re)built alone. The expected answers are derived
+    from the same rows on the way (PartitionInfo.answers). keep_selected also writes the
+    selected rows to part-NNN.selected.arrow, from which the local build derives the
+    whole table's digest before removing them. config replaces build_config(memory_limit)
+    (benchmarks compare settings with it).
+    """
+    import duckdb  # imported here: workers are spawned, and the coordinator may not need it
+
+    from wisconsin import expect
+
+    lo, hi = generator.partition_range(n, part, parts)
+    tdir = Path(table_dir)
+    final = tdir / part_file(part)
+    tmp = tdir / (part_file(part) + ".tmp")
+    selected = expect.selected_file(tdir, part)
+    selected_tmp = selected.with_name(selected.name + ".tmp")
+    for stale in (tmp, Path(str(tmp) + ".wal"), selected_tmp):
+        stale.unlink(missing_ok=True)
+    digest = ContentDigest()
+    answers = expect.PartAnswers(n)
+    chosen_out = (
+        pa.ipc.new_stream(str(selected_tmp), generator.arrow_schema()) if keep_selected else None
+    )
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for b in generator.generate(n, seed, lo, hi, batch_rows=batch_rows):
+            digest.update(b)
+            chosen = answers.update(b)
+            if chosen_out is not None:
+                chosen_out.write_batch(chosen)
+            if progress is not None:
+                progress(b.num_rows)
+            yield b
+
+    con = duckdb.connect(str(tmp), config=config or build_config(memory_limit))
+    try:
+        con.execute("SET enable_progress_bar = false")  # workers must not draw on the terminal
+        con.execute("PRAGMA force_compression='uncompressed'")
+        # The PRIMARY KEY is added after the load: building its index over the loaded rows
+        # is faster than maintaining it row by row (docs/performance.md). A duplicate key
+        # still fails the build, at the ALTER instead of the INSERT.
+        con.execute(ddl(TABLE, primary_key=False))
+        con.execute(ddl(COPY_TABLE, primary_key=False))
+        con.register(
+            "generated_rows", pa.RecordBatchReader.from_batches(generator.arrow_schema(), batches())
+        )
+        con.execute(f"INSERT INTO {TABLE} SELECT * FROM generated_rows")
+        con.unregister("generated_rows")
+        con.execute(f"INSERT INTO {COPY_TABLE} SELECT * FROM {TABLE}")
+        for name in (TABLE, COPY_TABLE):
+            con.execute(f"ALTER TABLE {name} ADD PRIMARY KEY ({STORAGE['primary_key']})")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+        if chosen_out is not None:
+            chosen_out.close()
+    if digest.rows != hi - lo:
+        raise StoreError(f"partition {part}: generated {digest.rows} rows, expected {hi - lo}")
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, final)
+    if chosen_out is not None:
+        os.replace(selected_tmp, selected)  # before the marker: a finished partition has it
+    info = PartitionInfo(
+        index=part,
+        file=final.name,
+        lo=lo,
+        hi=hi,
+        rows=hi - lo,
+        checksum=digest.hexdigest(),
+        answers=answers.as_dict(),
+    )
+    marker = dataclasses.asdict(info) | {
+        "n": n,
+        "seed": seed,
+        "parts": parts,
+        "generator_version": generator.GENERATOR_VERSION,
+    }
+    write_json_atomic(tdir / marker_file(part), marker)
+    return dataclasses.asdict(info)
+
+
+def finished_partition(table_dir: Path, spec: TableSpec, part: int) -> PartitionInfo | None:
+    """The partition's entry if a previous build completed it for this very table."""
+    marker = table_dir / marker_file(part)
+    try:
+        data = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return None
+    same = (
+        data.get("n") == spec.n
+        and data.get("seed") == spec.seed
+        and data.get("parts") == spec.partitions
+        and data.get("generator_version") == generator.GENERATOR_VERSION
+    )
+    if not same or not (table_dir / part_file(part)).is_file():
+        return None
+    fields = {f.name for f in dataclasses.fields(PartitionInfo)}
+    return PartitionInfo(**{k: v for k, v in data.items() if k in fields})
