@@ -35,6 +35,7 @@ median [min-max]. Goal: worker/inproc within 1.05x.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import shutil
@@ -52,7 +53,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 from wisconsin import queries, store, worker  # noqa: E402
 from wisconsin.builds import build_tables  # noqa: E402
 from wisconsin.engine import EngineConfig  # noqa: E402
-from wisconsin.runner import default_memory_limit  # noqa: E402
+from wisconsin.engines import default_memory_limit  # noqa: E402
 from wisconsin.shared_memory import WHOLE, SharedMemoryEngine  # noqa: E402
 from wisconsin.shared_nothing import SharedNothingEngine  # noqa: E402
 
@@ -115,7 +116,7 @@ class ViaEngine:
             return step.units[0], lambda: self.e.update(f"e{uuid.uuid4().hex[:12]}", undo)
         step = self.e.execute(stmts)
         unit = step.units.get(0, step.units.get(WHOLE))
-        return unit | {"bytes_read": step.bytes_read}, None
+        return dataclasses.replace(unit, bytes_read=step.bytes_read), None
 
 
 def statement(query, m, delta=queries.UPDATE_DELTA):
@@ -150,9 +151,9 @@ def one(arm, query, cache, inner):
     finally:
         arm.close()
     return (
-        statistics.median(u["engine_s"] for u in out),
-        statistics.median(u["cpu_s"] for u in out),
-        out[-1].get("bytes_read"),
+        statistics.median(u.engine_s for u in out),
+        statistics.median(u.cpu_s for u in out),
+        out[-1].bytes_read,
     )
 
 

@@ -56,7 +56,8 @@ from wisconsin import store  # noqa: E402
 from wisconsin.builds import build_tables  # noqa: E402
 from wisconsin.duckdb_session import _result_ddl, peak_rss_bytes, reset_peak_rss  # noqa: E402
 from wisconsin.engine import EngineConfig  # noqa: E402
-from wisconsin.runner import RunOptions, default_memory_limit, run  # noqa: E402
+from wisconsin.engines import default_memory_limit  # noqa: E402
+from wisconsin.runner import RunOptions, run  # noqa: E402
 from wisconsin.shared_memory import WHOLE, SharedMemoryEngine  # noqa: E402
 from wisconsin.shared_nothing import SharedNothingEngine  # noqa: E402
 from wisconsin.store import TableSpec  # noqa: E402

@@ -26,9 +26,10 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
 from wisconsin import WisconsinError  # noqa: E402
 from wisconsin.engine import EngineConfig  # noqa: E402
+from wisconsin.engines import default_memory_limit  # noqa: E402
 from wisconsin.pipeline import BENCH_PARTITIONS, DEFAULT_DISK_BUDGET, bench, plan_sizes  # noqa: E402
 from wisconsin.presets import get_preset  # noqa: E402
-from wisconsin.runner import RunOptions, default_memory_limit  # noqa: E402
+from wisconsin.runner import RunOptions  # noqa: E402
 from wisconsin.schedule import headline_ratios  # noqa: E402
 
 MEDIAN_TOLERANCE = 0.10

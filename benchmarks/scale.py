@@ -55,7 +55,8 @@ def one_size(data: Path, rows: int, parts: int, repeat: int, mode: str, seed: in
     from wisconsin import cost, expect, store
     from wisconsin.builds import build_tables, default_jobs
     from wisconsin.engine import EngineConfig
-    from wisconsin.runner import RunOptions, default_memory_limit, run
+    from wisconsin.engines import default_memory_limit
+    from wisconsin.runner import RunOptions, run
 
     specs = [
         store.TableSpec("F", rows, parts, seed),

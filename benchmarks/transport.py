@@ -40,7 +40,8 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
 from wisconsin import commit, store  # noqa: E402
 from wisconsin.builds import build_tables  # noqa: E402
-from wisconsin.engine import EngineConfig, memory_share  # noqa: E402
+from wisconsin.duckdb_session import memory_share  # noqa: E402
+from wisconsin.engine import EngineConfig  # noqa: E402
 from wisconsin.queries import UPDATE_DELTA  # noqa: E402
 from wisconsin.schedule import ENGINE_SHARE_MIN, OVERHEAD_MULTIPLE_MIN  # noqa: E402
 from wisconsin.shared_nothing import SharedNothingEngine  # noqa: E402
@@ -51,7 +52,8 @@ QUERIES = ("average", "update")
 
 def _slowest(step) -> float:
     return max(
-        u["engine_s"] + step.commit.get(p, {}).get("engine_s", 0.0) for p, u in step.units.items()
+        u.engine_s + (step.commit[p].engine_s if p in step.commit else 0.0)
+        for p, u in step.units.items()
     )
 
 

@@ -125,10 +125,10 @@ def test_engine_times_statements_over_the_channel(table):
         assert eng.transport == "direct" and set(eng._links) == {0, 1}
         assert "direct socket" in eng.transport_note
         step = eng.execute(eng.statements("average", m, "full-row"))
-        assert set(step.units) == {0, 1} and all(u["rows"] for u in step.units.values())
+        assert set(step.units) == {0, 1} and all(u.rows for u in step.units.values())
         # the listener is on the worker's own address, and the worker ran the statement
         assert {link.address[0] for link in eng._links.values()} == {"127.0.0.1"}
-        pids = {u["pid"] for u in step.units.values()}
+        pids = {u.pid for u in step.units.values()}
         assert len(pids) == 2 and os.getpid() not in pids
     finally:
         eng.stop()
@@ -149,7 +149,7 @@ def test_engine_worker_exception_and_timeout_are_partition_failures(table):
         # worker's lock) and then answers itself, not with the late answer
         eng.config = EngineConfig(memory_limit="128MB", timeout_s=30)
         step = eng.execute(eng.noop_statements())
-        assert {p: u["rows"] for p, u in step.units.items()} == {0: [(1,)], 1: [(1,)]}
+        assert {p: u.rows for p, u in step.units.items()} == {0: [(1,)], 1: [(1,)]}
     finally:
         eng.stop()
 
@@ -189,7 +189,7 @@ def test_dask_transport_and_tls_keep_the_dask_path(table):
     try:
         assert eng.transport == "dask" and not eng._links
         assert eng.transport_note.endswith("(--transport dask)")
-        assert eng.execute(eng.noop_statements()).units[1]["rows"] == [(1,)]
+        assert eng.execute(eng.noop_statements()).units[1].rows == [(1,)]
     finally:
         eng.stop()
     tls = SharedNothingEngine(EngineConfig(cluster="tls://10.0.0.1:8786"))

@@ -12,7 +12,8 @@ import pytest
 
 from wisconsin import engines, pagecache, store
 from wisconsin.builds import build_tables
-from wisconsin.engine import EngineConfig, memory_share
+from wisconsin.duckdb_session import memory_share
+from wisconsin.engine import CommitReport, EngineConfig, PartitionReport
 from wisconsin.expect import expected_answers
 from wisconsin.queries import UPDATE_DELTA
 from wisconsin.runner import make_engine
@@ -63,14 +64,15 @@ def test_execute_reports_rows_projections_and_bytes_read(engine, table):
     step = _scan(engine, m)
     want = [-1] if engine.mode == "shared-memory" else list(range(PARTS))
     assert sorted(step.units) == want
-    assert sum(u["rows_scanned"] for u in step.units.values()) == ROWS
+    assert sum(u.rows_scanned for u in step.units.values()) == ROWS
     for u in step.units.values():
-        assert u["rows"] == []
-        assert all(set(p) == set(store.generator.COLUMNS) for p in u["projections"])
-        assert isinstance(u["bytes_read"], int) and u["bytes_read"] >= 0
-        assert u["engine_s"] > 0
-    assert step.bytes_read == sum(u["bytes_read"] for u in step.units.values())
-    assert step.wall_s >= max(u["engine_s"] for u in step.units.values())
+        assert isinstance(u, PartitionReport)  # typed, whichever engine or transport
+        assert u.rows == []
+        assert all(set(p) == set(store.generator.COLUMNS) for p in u.projections)
+        assert isinstance(u.bytes_read, int) and u.bytes_read >= 0
+        assert u.engine_s > 0
+    assert step.bytes_read == sum(u.bytes_read for u in step.units.values())
+    assert step.wall_s >= max(u.engine_s for u in step.units.values())
 
 
 def test_update_applies_and_reports_per_partition(engine, table):
@@ -78,9 +80,12 @@ def test_update_applies_and_reports_per_partition(engine, table):
     before = engine.query(f"SELECT sum(four)::BIGINT FROM {m.table}")
     step = engine.update(f"t{uuid.uuid4().hex[:12]}", engine.statements("update", m, "full-row"))
     assert sorted(step.units) == list(range(PARTS))
+    assert all(isinstance(u, PartitionReport) for u in step.units.values())
+    assert sorted(step.commit) == list(range(PARTS))
+    assert all(isinstance(c, CommitReport) for c in step.commit.values())
     exp = expected_answers(m)
     for part, u in step.units.items():
-        assert u["rows"][0][0] == exp.parts[part].selected
+        assert u.rows[0][0] == exp.parts[part].selected
     assert step.bytes_read is not None
     undo = engine.statements("update", m, "full-row", delta=-UPDATE_DELTA)
     engine.update(f"t{uuid.uuid4().hex[:12]}", undo)
@@ -106,8 +111,8 @@ def test_noop_is_shaped_like_statements_and_does_nothing(engine, table):
     step = engine.execute(noop)
     assert sorted(step.units) == sorted(noop)
     for u in step.units.values():
-        assert u["rows"] == [(1,)]
-        assert u["rows_scanned"] is None  # not profiled: nothing to prove
+        assert u.rows == [(1,)]
+        assert u.rows_scanned is None  # not profiled: nothing to prove
     assert step.wall_s < 5.0
 
 
@@ -129,7 +134,7 @@ def test_make_cold_evicts_and_the_next_scan_reads_the_table_from_storage(engine,
         assert c["resident_bytes"] is not None and c["resident_bytes"] <= 64 * 1024
     step = _scan(engine, m)
     assert step.bytes_read >= 0.9 * data, (step.bytes_read, data)
-    assert sum(u["rows_scanned"] for u in step.units.values()) == ROWS
+    assert sum(u.rows_scanned for u in step.units.values()) == ROWS
 
 
 def _duckdb_shows(limit: str) -> str:

@@ -110,11 +110,11 @@ def _scan_rates(m: store.Manifest, path: str, repeats: int) -> tuple[float, floa
     try:
         pagecache.evict_partition(path)  # opening re-read metadata (see worker.make_cold)
         first = s.run(stmt)
-        warm = [s.run(stmt)["engine_s"] for _ in range(repeats)]
+        warm = [s.run(stmt).engine_s for _ in range(repeats)]
     finally:
         s.close()
-    read = first["bytes_read"]
-    cold = m.rows / first["engine_s"] if read is not None and read >= 0.9 * data else None
+    read = first.bytes_read
+    cold = m.rows / first.engine_s if read is not None and read >= 0.9 * data else None
     return m.rows / statistics.median(warm), cold
 
 

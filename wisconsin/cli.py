@@ -250,7 +250,7 @@ def _engine_config(
     mode, partitions, memory_limit, timeout, cluster_address, tls, transport="direct"
 ):
     from wisconsin.engine import EngineConfig
-    from wisconsin.runner import default_memory_limit
+    from wisconsin.engines import default_memory_limit
 
     address, security = _engine_target(cluster_address, mode, *tls)
     if not memory_limit and address:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import duckdb
 
-from wisconsin import pagecache, store
+from wisconsin import WisconsinError, pagecache, store
+from wisconsin.engine import CommitReport, PartitionReport
 from wisconsin.queries import Statement
 
 TXN_TABLE = "wisconsin_txn"  # commit markers: a row per committed cross-partition txid
@@ -102,7 +103,7 @@ class PartitionSession:
 
     # ------------------------------------------------------------------ timed statements
 
-    def run(self, stmt: Statement, dispatched: float | None = None) -> dict:
+    def run(self, stmt: Statement, dispatched: float | None = None) -> PartitionReport:
         """Execute stmt; return its timings, answer rows and scan statistics."""
         started = time.time()
         self._profile(stmt.profile)
@@ -122,20 +123,18 @@ class PartitionSession:
             scanned, scans, projections = _scan_stats(profile)
         for name, _ in stmt.settings:
             self.con.execute(f"RESET {name}")
-        return {
-            "engine_s": engine_s,
-            "cpu_s": cpu_s,
-            "rows": [tuple(r) for r in rows],
-            "rows_scanned": scanned,
-            "scans": scans,
-            "projections": projections,
-            # This process's reads from storage during the statement (page-cache hits are
-            # not counted): the proof that a cold repetition was cold.
-            "bytes_read": io1 - io0 if io0 is not None and io1 is not None else None,
-            "peak_rss_bytes": peak_rss_bytes(),
-            "start_delay_s": (started - dispatched) if dispatched else 0.0,
-            "pid": os.getpid(),
-        }
+        return PartitionReport(
+            engine_s=engine_s,
+            cpu_s=cpu_s,
+            rows=[tuple(r) for r in rows],
+            rows_scanned=scanned,
+            scans=scans,
+            projections=projections,
+            bytes_read=io1 - io0 if io0 is not None and io1 is not None else None,
+            peak_rss_bytes=peak_rss_bytes(),
+            start_delay_s=(started - dispatched) if dispatched else 0.0,
+            pid=os.getpid(),
+        )
 
     # ------------------------------------------------------------------ untimed helpers
 
@@ -175,7 +174,9 @@ class PartitionSession:
 
     # ------------------------------------------------------------------ two-phase update
 
-    def prepare(self, txid: str, stmt: Statement, dispatched: float | None = None) -> dict:
+    def prepare(
+        self, txid: str, stmt: Statement, dispatched: float | None = None
+    ) -> PartitionReport:
         """Phase 1: run the update and write the commit marker, leaving the txn open."""
         if self.txid is not None:
             self.abort()
@@ -189,7 +190,7 @@ class PartitionSession:
             raise
         return out
 
-    def commit(self, txid: str) -> dict:
+    def commit(self, txid: str) -> CommitReport:
         """Phase 2: make this partition's part of txid durable (COMMIT fsyncs the WAL)."""
         if self.txid != txid:
             raise RuntimeError(f"{self.label}: no prepared transaction {txid}")
@@ -197,7 +198,7 @@ class PartitionSession:
         cpu0 = time.process_time()
         self.con.execute("COMMIT")
         self.txid = None
-        return {"engine_s": time.perf_counter() - t0, "cpu_s": time.process_time() - cpu0}
+        return CommitReport(engine_s=time.perf_counter() - t0, cpu_s=time.process_time() - cpu0)
 
     def abort(self) -> None:
         if self.txid is not None:
@@ -218,3 +219,37 @@ class PartitionSession:
             return
         self.prepare(txid, stmt)
         self.commit(txid)
+
+
+# --------------------------------------------------------------------------- memory settings
+# DuckDB defaults to 80% of RAM per instance; a run's instances must share each machine.
+
+
+def memory_share(fraction: float, instances: int) -> str:
+    """A DuckDB memory_limit: fraction of this host's RAM over instances (in MB)."""
+    import psutil
+
+    total = psutil.virtual_memory().total
+    return f"{max(64, int(total * fraction / max(1, instances)) // 2**20)}MB"
+
+
+def check_memory_limit(limit: str) -> None:
+    """WisconsinError unless DuckDB's own parser accepts limit (like 4GB or 512MB)."""
+    try:
+        duckdb.connect(":memory:", config={"memory_limit": limit}).close()
+    except duckdb.Error as exc:
+        reason = str(exc).splitlines()[0]
+        raise WisconsinError(
+            f"--memory-limit {limit!r} is not a DuckDB memory limit (like 4GB or 512MB): {reason}"
+        ) from None
+
+
+def resolve_memory_limit(limit: str, worker_limit: int | None) -> int | None:
+    """Bytes for a percentage limit ("60%": of this worker's Dask memory limit, or of its
+    host's RAM if it has none), decided here on the worker; None for a DuckDB size string."""
+    if not limit.strip().endswith("%"):
+        return None
+    import psutil
+
+    base = worker_limit or psutil.virtual_memory().total
+    return int(base * float(limit.strip()[:-1]) / 100)

@@ -68,19 +68,45 @@ class EngineConfig:
     transport: str = "direct"
 
 
+@dataclass(frozen=True)
+class PartitionReport:
+    """One unit's timed statement (PartitionSession.run), measured next to the engine."""
+
+    engine_s: float  # execute + fetch, on the clock next to the engine
+    cpu_s: float  # the process's CPU time meanwhile
+    rows: list[tuple]  # the answer rows
+    rows_scanned: int | None  # from the profile; None when the statement was not profiled
+    scans: int  # table scans in the plan
+    projections: list[list[str]]  # the columns each table scan read
+    # This process's reads from storage during the statement (page-cache hits are not
+    # counted): the proof that a cold repetition was cold. None where unmeasurable.
+    bytes_read: int | None
+    peak_rss_bytes: int | None
+    start_delay_s: float  # dispatch to start (0.0: not dispatched)
+    pid: int
+
+
+@dataclass(frozen=True)
+class CommitReport:
+    """One partition's phase 2 of the cross-partition update (its COMMIT)."""
+
+    engine_s: float
+    cpu_s: float
+
+
 @dataclass
 class StepResult:
     """One statement on all partitions: coordinator wall time and each unit's report.
 
-    units maps partition -> PartitionSession.run() output; a shared-memory statement over
-    all partitions reports one unit, keyed -1. Each unit's "bytes_read" is what its process
-    read from storage during the statement (None where unavailable, or where units share
-    one process and ran at once: the shared-memory update's).
+    units maps partition -> its PartitionReport; a shared-memory statement over all
+    partitions reports one unit, keyed -1. Each unit's bytes_read is what its process read
+    from storage during the statement (None where unavailable, or where units share one
+    process and ran at once: the shared-memory update's).
     """
 
     wall_s: float
-    units: dict[int, dict] = field(default_factory=dict)
-    commit: dict[int, dict] = field(default_factory=dict)  # update: phase-2 reports
+    units: dict[int, PartitionReport] = field(default_factory=dict)
+    commit: dict[int, CommitReport] = field(default_factory=dict)  # update: phase 2
     # Storage reads of every process that ran the statement, summed (None if unknown).
     bytes_read: int | None = None
 
@@ -89,17 +115,9 @@ class StepResult:
 NOOP = Statement(query="noop", sql="SELECT 1", profile=False)
 
 
-def memory_share(fraction: float, instances: int) -> str:
-    """A DuckDB memory_limit: fraction of this host's RAM over instances (in MB)."""
-    import psutil
-
-    total = psutil.virtual_memory().total
-    return f"{max(64, int(total * fraction / max(1, instances)) // 2**20)}MB"
-
-
-def units_bytes_read(units: Mapping[int, dict]) -> int | None:
+def units_bytes_read(units: Mapping[int, PartitionReport]) -> int | None:
     """Sum of the units' bytes_read, or None if any is unknown."""
-    values = [u.get("bytes_read") for u in units.values()]
+    values = [u.bytes_read for u in units.values()]
     return None if not values or None in values else sum(values)
 
 
@@ -114,7 +132,7 @@ def harness_overhead(engine, samples: int = OVERHEAD_SAMPLES) -> float:
     outside = []
     for _ in range(samples):
         step = engine.execute(engine.noop_statements())
-        inside = max((u.get("engine_s") or 0.0 for u in step.units.values()), default=0.0)
+        inside = max((u.engine_s for u in step.units.values()), default=0.0)
         outside.append(max(0.0, step.wall_s - inside))
     return statistics.median(outside)
 

@@ -20,6 +20,7 @@ class EngineKind:
     factory: str  # "module:Class", constructed with an EngineConfig
     description: str
     accepts_cluster: bool  # can run on a remote Dask cluster (--cluster)
+    instance_per_partition: bool  # a DuckDB instance per partition (else one for all)
 
 
 ENGINES: dict[str, EngineKind] = {
@@ -30,12 +31,14 @@ ENGINES: dict[str, EngineKind] = {
             "wisconsin.shared_nothing:SharedNothingEngine",
             "one worker process per partition (a local Dask cluster, or --cluster)",
             accepts_cluster=True,
+            instance_per_partition=True,
         ),
         EngineKind(
             "shared-memory",
             "wisconsin.shared_memory:SharedMemoryEngine",
             "one DuckDB with P threads over the attached partitions",
             accepts_cluster=False,
+            instance_per_partition=False,
         ),
     )
 }
@@ -54,6 +57,16 @@ def check_cluster(mode: str, cluster: str | None) -> None:
     if cluster and not kind(mode).accepts_cluster:
         able = " or ".join(n for n, e in ENGINES.items() if e.accepts_cluster)
         raise WisconsinError(f"--cluster needs --mode {able}")
+
+
+def default_memory_limit(mode: str, partitions) -> str:
+    """DuckDB's memory_limit per instance when none is given: 60% of RAM over the most
+    instances the mode opens at once (a partition each, or one for all), at least 256 MB."""
+    import psutil
+
+    total = psutil.virtual_memory().total
+    share = 0.6 / (max(partitions) if kind(mode).instance_per_partition else 1)
+    return f"{max(256, int(total * share) // 2**20)}MB"
 
 
 def make_engine(mode: str, config):

@@ -47,20 +47,19 @@ def _samples(step: StepResult, t: Target, evicted: dict | None) -> tuple[Partiti
     data = t.data_bytes or {}
     out = []
     for part, u in sorted(step.units.items()):
-        c = step.commit.get(part, {})
-        read = [x.get("bytes_read") for x in (u, c) if x]
+        c = step.commit.get(part)
         whole = part < 0  # one statement over every partition (shared-memory)
         out.append(
             PartitionSample(
                 part=part,
-                engine_s=u["engine_s"] + c.get("engine_s", 0.0),
-                cpu_s=u["cpu_s"] + c.get("cpu_s", 0.0),
-                rows_scanned=u["rows_scanned"],
-                peak_rss_bytes=u["peak_rss_bytes"],
-                start_delay_s=max(0.0, u["start_delay_s"]),
+                engine_s=u.engine_s + (c.engine_s if c else 0.0),
+                cpu_s=u.cpu_s + (c.cpu_s if c else 0.0),
+                rows_scanned=u.rows_scanned,
+                peak_rss_bytes=u.peak_rss_bytes,
+                start_delay_s=max(0.0, u.start_delay_s),
                 worker=placement.get(part, "") if not whole else "engine",
-                bytes_read=None if read[0] is None else sum(b or 0 for b in read),
-                projections=tuple(tuple(p) for p in u.get("projections") or ()),
+                bytes_read=u.bytes_read,  # a COMMIT's own reads are not measured
+                projections=tuple(tuple(p) for p in u.projections),
                 data_bytes=sum(data.values()) if whole and data else data.get(part),
                 resident_bytes=_resident(evicted, part),
             )

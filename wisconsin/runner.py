@@ -74,15 +74,6 @@ class RunOptions:
         return self.min_reps, max(self.min_reps, self.max_reps)
 
 
-def default_memory_limit(mode: str, partitions) -> str:
-    """DuckDB defaults to 80% of RAM per instance; P instances must share the machine."""
-    import psutil
-
-    total = psutil.virtual_memory().total
-    share = 0.6 / (max(partitions) if mode == "shared-nothing" else 1)
-    return f"{max(256, int(total * share) // 2**20)}MB"
-
-
 def make_engine(mode: str, config: EngineConfig) -> Engine:
     return engines.make_engine(mode, config)
 
@@ -116,16 +107,9 @@ def load_tables(opts: RunOptions) -> dict[str, store.Manifest]:
 
 
 def validate(opts: RunOptions) -> None:
-    import duckdb
+    from wisconsin.duckdb_session import check_memory_limit
 
-    try:  # DuckDB's own parser decides what a memory limit is
-        duckdb.connect(":memory:", config={"memory_limit": opts.engine.memory_limit}).close()
-    except duckdb.Error as exc:
-        reason = str(exc).splitlines()[0]
-        raise WisconsinError(
-            f"--memory-limit {opts.engine.memory_limit!r} is not a DuckDB memory limit "
-            f"(like 4GB or 512MB): {reason}"
-        ) from None
+    check_memory_limit(opts.engine.memory_limit)
     engines.kind(opts.mode)  # unknown: one line
     engines.check_cluster(opts.mode, opts.engine.cluster)
     if opts.cache not in CACHES:
@@ -346,7 +330,7 @@ def resume(
 
         address, security = resolve_target(c.cluster, *tls)
     # the CLI's default (no --memory-limit) splits each host's RAM per table: resume the same
-    default = c.memory_limit == default_memory_limit(c.mode, c.partitions)
+    default = c.memory_limit == engines.default_memory_limit(c.mode, c.partitions)
     engine = EngineConfig(
         threads_per_worker=c.threads_per_worker or 1,
         memory_limit=c.memory_limit,

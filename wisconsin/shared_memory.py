@@ -14,14 +14,15 @@ import socket
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
 import psutil
 
 from wisconsin import commit, pagecache, queries
-from wisconsin.duckdb_session import PartitionSession
-from wisconsin.engine import NOOP, EngineConfig, StepResult, inject, memory_share, timed_update
+from wisconsin.duckdb_session import PartitionSession, memory_share
+from wisconsin.engine import NOOP, EngineConfig, StepResult, inject, timed_update
 from wisconsin.queries import Statement
 from wisconsin.runfile import HostInfo, Topology
 from wisconsin.store import Manifest, StoreError, partition_path
@@ -158,9 +159,7 @@ class SharedMemoryEngine:
         unit = self.whole.run(statements[WHOLE], dispatched)
         # One process, nothing to dispatch: the wall time is the statement's own, from
         # execute to its last row. Per-statement SETs and reading the profile happen outside it.
-        return StepResult(
-            wall_s=unit["engine_s"], units={WHOLE: unit}, bytes_read=unit["bytes_read"]
-        )
+        return StepResult(wall_s=unit.engine_s, units={WHOLE: unit}, bytes_read=unit.bytes_read)
 
     def noop_statements(self) -> dict[int, Statement]:
         return {WHOLE: NOOP}
@@ -200,8 +199,7 @@ class SharedMemoryEngine:
             io1 = pagecache.read_bytes()
             # The P cursors ran at once in this one process: its reads cannot be split
             # between them, so the units say None and the step carries the total.
-            for u in units.values():
-                u["bytes_read"] = None
+            units = {p: replace(u, bytes_read=None) for p, u in units.items()}
             self._update_bytes_read = io1 - io0 if None not in (io0, io1) else None
             return units
 

@@ -21,10 +21,10 @@ def _fail(m: store.Manifest, query: str, what: str) -> VerificationError:
 
 
 def verify_scan(m, variant, step: StepResult) -> int:
-    returned = sum(len(u["rows"]) for u in step.units.values())
+    returned = sum(len(u.rows) for u in step.units.values())
     if returned:
         raise _fail(m, "scan", f"returned {returned} rows, expected none")
-    scanned = sum(u["rows_scanned"] for u in step.units.values())
+    scanned = sum(u.rows_scanned for u in step.units.values())
     if variant != "as-written" and scanned != m.rows:
         raise _fail(
             m, "scan", f"the engine read {scanned} of {m.rows} rows: a scan that did not scan"
@@ -32,14 +32,14 @@ def verify_scan(m, variant, step: StepResult) -> int:
     if variant == "full-row":
         columns = set(store.generator.COLUMNS)
         for u in step.units.values():
-            for projected in u["projections"]:
+            for projected in u.projections:
                 if set(projected) != columns:
                     raise _fail(m, "scan", f"full-row scan read only columns {projected}")
     return 0
 
 
 def verify_inserted(engine, m, query, exp: TableExpect, step: StepResult) -> int:
-    inserted = sum(r[0] for u in step.units.values() for r in u["rows"])
+    inserted = sum(r[0] for u in step.units.values() for r in u.rows)
     if inserted != exp.selected:
         raise _fail(m, query, f"inserted {inserted} rows, expected {exp.selected}")
     digests = engine.result_digests(f"{query}_result")
@@ -59,8 +59,8 @@ def verify_inserted(engine, m, query, exp: TableExpect, step: StepResult) -> int
 
 
 def verify_average(m, exp: TableExpect, step: StepResult) -> tuple[int, float]:
-    total = sum(u["rows"][0][0] or 0 for u in step.units.values())
-    count = sum(u["rows"][0][1] for u in step.units.values())
+    total = sum(u.rows[0][0] or 0 for u in step.units.values())
+    count = sum(u.rows[0][1] for u in step.units.values())
     if (total, count) != (exp.sum_onepct, exp.rows):
         raise _fail(
             m, "average", f"SUM/COUNT {total}/{count}, expected {exp.sum_onepct}/{exp.rows}"
@@ -88,11 +88,11 @@ def verify_update_state(engine, m, exp: TableExpect, applied: bool) -> None:
 
 def verify_update_counts(m, exp: TableExpect, step: StepResult) -> int:
     for part, u in step.units.items():
-        if u["rows"][0][0] != exp.parts[part].selected:
+        if u.rows[0][0] != exp.parts[part].selected:
             raise _fail(
                 m,
                 "update",
-                f"partition {part} updated {u['rows'][0][0]} rows, expected {exp.parts[part].selected}",
+                f"partition {part} updated {u.rows[0][0]} rows, expected {exp.parts[part].selected}",
             )
     return exp.selected
 

@@ -17,8 +17,8 @@ import time
 from distributed import WorkerPlugin, get_worker
 
 from wisconsin import channel, pagecache
-from wisconsin.duckdb_session import PartitionSession
-from wisconsin.engine import NOOP, Fault, memory_share
+from wisconsin.duckdb_session import PartitionSession, memory_share, resolve_memory_limit
+from wisconsin.engine import NOOP, Fault
 from wisconsin.queries import Statement
 
 PLUGIN = "wisconsin-partitions"
@@ -40,17 +40,6 @@ def dask_setup(worker) -> None:
     from wisconsin.logs import redirect_worker_output
 
     redirect_worker_output()  # Dask's log lines to the run's log file, not the terminal
-
-
-def resolve_memory_limit(limit: str, worker_limit: int | None) -> int | None:
-    """Bytes for a percentage limit ("60%": of this worker's Dask memory limit, or of its
-    host's RAM if it has none), decided here on the worker; None for a DuckDB size string."""
-    if not limit.strip().endswith("%"):
-        return None
-    import psutil
-
-    base = worker_limit or psutil.virtual_memory().total
-    return int(base * float(limit.strip()[:-1]) / 100)
 
 
 class PartitionSessions(WorkerPlugin):
