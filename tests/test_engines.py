@@ -14,6 +14,7 @@ from wisconsin import engines, pagecache, store
 from wisconsin.builds import build_tables
 from wisconsin.duckdb_session import memory_share
 from wisconsin.engine import CommitReport, EngineConfig, PartitionReport
+from wisconsin.engines import kind
 from wisconsin.expect import expected_answers
 from wisconsin.queries import UPDATE_DELTA
 from wisconsin.runner import make_engine
@@ -73,6 +74,12 @@ def test_execute_reports_rows_projections_and_bytes_read(engine, table):
         assert u.engine_s > 0
     assert step.bytes_read == sum(u.bytes_read for u in step.units.values())
     assert step.wall_s >= max(u.engine_s for u in step.units.values())
+    # placement is part of the protocol: a worker per partition, or none (one process)
+    if kind(engine.mode).instance_per_partition:
+        assert sorted(engine.placement) == want and all(engine.placement.values())
+    else:
+        assert engine.placement == {}
+    assert isinstance(engine.warnings, list)
 
 
 def test_update_applies_and_reports_per_partition(engine, table):

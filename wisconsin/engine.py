@@ -157,6 +157,8 @@ class Engine(Protocol):
     mode: str
     memory_limits: dict[int, str]  # DuckDB memory_limit per open partition (-1: the one)
     table_dir: str  # the open table's directory (its _txlog holds update/undo intents)
+    placement: dict[int, str]  # partition -> the worker that owns it ({}: one process)
+    warnings: list[str]  # said on stderr and kept in the run file's notes
 
     def start(self, partitions: int, placement: Mapping[int, str] | None = None) -> float:
         """Start P workers (or check a cluster has them); return the start-up seconds."""

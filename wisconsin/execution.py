@@ -43,7 +43,7 @@ class Target:
 
 
 def _samples(step: StepResult, t: Target, evicted: dict | None) -> tuple[PartitionSample, ...]:
-    placement = getattr(t.engine, "placement", {})
+    placement = t.engine.placement
     data = t.data_bytes or {}
     out = []
     for part, u in sorted(step.units.items()):

@@ -438,7 +438,7 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
         reason = loop.loop()
         topology = engine.topology()
         # e.g. fewer cluster workers than P; said in table order, whatever order rounds ran in
-        notes += sorted(getattr(engine, "warnings", []), key=_table_rank(list(manifests)))
+        notes += sorted(engine.warnings, key=_table_rank(list(manifests)))
     except VerificationError:
         state.close(remove=True)  # a wrong answer voids the run: nothing is kept
         raise

@@ -43,6 +43,8 @@ class SharedMemoryEngine:
         self.manifest: Manifest | None = None
         self.result_file: Path | None = None
         self._update_bytes_read: int | None = None
+        self.placement: dict[int, str] = {}  # one process: no partition has a worker
+        self.warnings: list[str] = []
 
     def start(self, partitions: int, placement: Mapping[int, str] | None = None) -> float:
         self.partitions = partitions
