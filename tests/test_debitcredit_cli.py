@@ -48,6 +48,18 @@ def test_bench_debitcredit_end_to_end(tmp_path):
         (2, 1.0),
     ]
 
+    # audit re-derives the invariants from the recorded figures: an edited sum fails it
+    aud = CliRunner().invoke(cli, ["audit", str(path)])
+    assert aud.exit_code == 0 and "7 of 7 rules pass" in aud.output, aud.output
+    data = json.loads(path.read_text())
+    data["results"][1]["audit"]["account_sum"] += 1
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+    aud = CliRunner().invoke(cli, ["audit", str(edited)])
+    assert aud.exit_code == 1, aud.output
+    assert "FAIL  P=2 invariants: balances differ" in aud.output
+    assert "FAIL  P=2 verdict matches" in aud.output and "PASS  P=1 invariants" in aud.output
+
     try:
         save(run, path)
         raise AssertionError("overwrote a run file")
@@ -79,7 +91,7 @@ def test_compare_of_a_debitcredit_and_a_batch_file_is_one_line(tmp_path):
     batch = tmp_path / "batch.json"
     batch.write_text(json.dumps({"schema_version": 1}))
     res = CliRunner().invoke(cli, ["compare", str(batch), str(dc)])
-    assert res.exit_code == 2 and "not a DebitCredit run file" in res.output
+    assert res.exit_code == 2 and "run files of different workloads" in res.output
 
 
 def test_ctrl_c_during_debitcredit_bench_is_one_line(tmp_path):

@@ -3,6 +3,8 @@ the real runner times and verifies it in both modes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from wisconsin import queries
@@ -10,6 +12,8 @@ from wisconsin.builds import build_tables
 from wisconsin.runner import RunOptions, VerificationError, run
 from wisconsin.store import TableSpec
 from wisconsin.verify import _fail
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 ROWS = 3000
 
@@ -95,3 +99,19 @@ def test_the_registry_is_the_one_list():
     assert tuple(tandem.QUERY_LABELS) == queries.QUERIES
     with pytest.raises(queries.WisconsinError, match="unknown query 'nope'"):
         queries.get("nope")
+
+
+def test_every_workload_has_the_entry_points_the_cli_calls():
+    """The CLI dispatches report/plot/compare/audit through wisconsin.workloads only."""
+    import inspect
+
+    from wisconsin import cli, workloads
+
+    for name in workloads.NAMES:
+        module = workloads.get(name)
+        for entry in ("owns", "report_files", "plot_files", "compare_files", "audit_file"):
+            assert callable(getattr(module, entry)), (name, entry)
+        assert module.DESCRIPTION
+    assert workloads.of_run(FIXTURES / "run_v2.json") == "wisconsin"
+    source = inspect.getsource(cli)
+    assert "is_debitcredit" not in source and "debitcredit.report" not in source

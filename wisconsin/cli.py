@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from wisconsin import WisconsinError, __version__, engines
+from wisconsin.workloads import NAMES as WORKLOAD_NAMES
 
 click.ClickException.exit_code = 2
 
@@ -635,8 +636,8 @@ def _bytes(ctx, param, value: str | None) -> int | None:
 @_cluster_options(worker_data=True)
 @click.option(
     "--workload",
-    type=click.Choice(["wisconsin", "debitcredit"]),
-    default="wisconsin",
+    type=click.Choice(WORKLOAD_NAMES),
+    default=WORKLOAD_NAMES[0],
     show_default=True,
     help="wisconsin: the batch queries; debitcredit: OLTP scaleup (docs/debitcredit.md).",
 )
@@ -1069,12 +1070,9 @@ def report(runs, fmt) -> None:
 
     Run files of one configuration are pooled as replicates (one report, wider intervals
     when the runs disagree); files of different configurations get a report each."""
-    from wisconsin.report import report_files
-    from wisconsin.workloads.debitcredit.runfile import is_debitcredit
+    from wisconsin import workloads
 
-    if any(is_debitcredit(r) for r in runs):
-        from wisconsin.workloads.debitcredit.report import report_files
-    click.echo(report_files(runs, fmt), nl=False)
+    click.echo(workloads.of_runs(runs).report_files(runs, fmt), nl=False)
 
 
 @cli.command()
@@ -1089,12 +1087,9 @@ def plot(runs, out_dir) -> None:
     """Speedup, scaleup and timeline figures (PNG and SVG) of run files; prints the paths.
 
     Run files of one configuration are pooled into one set of figures."""
-    from wisconsin.plots import plot_files
-    from wisconsin.workloads.debitcredit.runfile import is_debitcredit
+    from wisconsin import workloads
 
-    if any(is_debitcredit(r) for r in runs):
-        from wisconsin.workloads.debitcredit.plot import plot_files
-    for path in plot_files(runs, out_dir):
+    for path in workloads.of_runs(runs).plot_files(runs, out_dir):
         click.echo(str(path))
 
 
@@ -1128,25 +1123,21 @@ def compare(run_a, run_b, force, fmt, more_a, more_b) -> None:
 
     Two DebitCredit runs: throughput ratios per partition count.
     """
-    from wisconsin.workloads.debitcredit.runfile import is_debitcredit
+    from wisconsin import workloads
 
-    if is_debitcredit(run_a) or is_debitcredit(run_b):
-        from wisconsin.workloads.debitcredit.compare import compare_files as compare_oltp
-
-        click.echo(compare_oltp(run_a, run_b, force=force, fmt=fmt), nl=False)
-        return
-    from wisconsin.compare import compare_files
-
-    click.echo(compare_files([run_a, *more_a], [run_b, *more_b], force=force, fmt=fmt), nl=False)
+    a, b = [run_a, *more_a], [run_b, *more_b]
+    click.echo(workloads.of_runs(a + b).compare_files(a, b, force=force, fmt=fmt), nl=False)
 
 
 @cli.command()
 @click.argument("run_file", type=click.Path(dir_okay=False))
 def audit(run_file) -> None:
-    """Re-check every measurement rule from a run file alone; exit 1 if any rule fails."""
-    from wisconsin.audit import audit_file, format_rules
+    """Re-check a run file alone: every measurement rule (Wisconsin), or every audit
+    invariant recomputed from its figures (DebitCredit); exit 1 if any rule fails."""
+    from wisconsin import workloads
+    from wisconsin.audit import format_rules
 
-    rules = audit_file(run_file)
+    rules = workloads.of_runs([run_file]).audit_file(run_file)
     click.echo(format_rules(rules), nl=False)
     if not all(r.ok for r in rules):
         sys.exit(1)

@@ -1,0 +1,86 @@
+"""DebitCredit as a workload (see wisconsin.workloads): its run files' entry points."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from wisconsin import WisconsinError
+
+DESCRIPTION = "OLTP scaleup: DebitCredit throughput at a response-time limit (docs/debitcredit.md)"
+
+
+def owns(path: str | os.PathLike) -> bool:
+    from wisconsin.workloads.debitcredit.runfile import is_debitcredit
+
+    return is_debitcredit(path)
+
+
+def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
+    from wisconsin.workloads.debitcredit.report import report_files
+
+    return report_files(paths, fmt)
+
+
+def plot_files(paths: Sequence[str | os.PathLike], out_dir=None) -> list[Path]:
+    from wisconsin.workloads.debitcredit.plot import plot_files
+
+    return plot_files(paths, out_dir)
+
+
+def compare_files(a: Sequence, b: Sequence, force: bool = False, fmt: str = "text") -> str:
+    from wisconsin.workloads.debitcredit.compare import compare_files
+
+    if len(a) != 1 or len(b) != 1:
+        raise WisconsinError("DebitCredit runs are compared one against one (no --with-a/-b)")
+    return compare_files(a[0], b[0], force=force, fmt=fmt)
+
+
+def audit_file(path: str | os.PathLike) -> list:
+    """Re-check each partition count's audit from the run file alone: the invariants are
+    recomputed from the recorded sums and counts (not taken from its verdict), and the
+    recorded verdict must agree with them."""
+    from wisconsin.audit import Rule
+    from wisconsin.workloads.debitcredit import audit, runfile
+
+    run = runfile.load(path)
+    rules = [
+        Rule(
+            "durability stated",
+            bool(run.config.durability),
+            run.config.durability or "the run file does not say how commits were made durable",
+        )
+    ]
+    names = {f.name for f in dataclasses.fields(audit.Audit)}
+    for r in run.results:
+        rec = r.audit
+        problems = audit.Audit(**{k: getattr(rec, k) for k in names}).problems
+        rules.append(
+            Rule(
+                f"P={r.partitions} invariants",
+                not problems,
+                "; ".join(problems)
+                or f"balances agree ({rec.account_sum:,}), no bad or half-committed rows; "
+                f"{rec.acknowledged:,} acknowledged transactions all in history, "
+                f"{rec.aborted:,} aborted ones absent",
+            )
+        )
+        rules.append(
+            Rule(
+                f"P={r.partitions} verdict matches",
+                tuple(rec.problems) == problems,
+                "the recorded problems are the ones the figures imply"
+                if tuple(rec.problems) == problems
+                else f"recorded {list(rec.problems)}, the figures imply {list(problems)}",
+            )
+        )
+        rules.append(
+            Rule(
+                f"P={r.partitions} independent check",
+                rec.independent_ok,
+                "; ".join(rec.independent[:3]) or "no report recorded",
+            )
+        )
+    return rules

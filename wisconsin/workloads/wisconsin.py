@@ -1,0 +1,47 @@
+"""The Wisconsin benchmark as a workload (the first; see wisconsin.workloads).
+
+Where its parts live: the schema and rows in wisconsin.generator (docs/schema.md), table
+builds in wisconsin.builds, the queries in wisconsin.queries (one entry each, with the SQL
+in queries/*.sql, the expected answer from wisconsin.expect and the check in
+wisconsin.verify), the measurement loop in wisconsin.runner, run files in
+wisconsin.runfile, and the metrics (speedup, batch scaleup) in wisconsin.metrics.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+DESCRIPTION = "the batch queries (speedup on F tables, batch scaleup on G tables)"
+
+
+def owns(path: str | os.PathLike) -> bool:
+    """The default workload: any run file no other workload claims."""
+    from wisconsin import workloads
+
+    return workloads.of_run(path) == "wisconsin"
+
+
+def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
+    from wisconsin.report import report_files
+
+    return report_files(paths, fmt)
+
+
+def plot_files(paths: Sequence[str | os.PathLike], out_dir=None) -> list[Path]:
+    from wisconsin.plots import plot_files
+
+    return plot_files(paths, out_dir)
+
+
+def compare_files(a: Sequence, b: Sequence, force: bool = False, fmt: str = "text") -> str:
+    from wisconsin.compare import compare_files
+
+    return compare_files(list(a), list(b), force=force, fmt=fmt)
+
+
+def audit_file(path: str | os.PathLike) -> list:
+    from wisconsin.audit import audit_file
+
+    return audit_file(path)
