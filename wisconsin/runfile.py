@@ -230,7 +230,7 @@ def to_dict(obj) -> dict:
 _hints = functools.cache(typing.get_type_hints)
 
 
-def _build(tp, value):
+def from_json(tp, value):
     """Rebuild a (possibly nested) dataclass value from its JSON form."""
     origin = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
@@ -240,18 +240,18 @@ def _build(tp, value):
         kwargs = {}
         for f in dataclasses.fields(tp):
             if f.name in value:
-                kwargs[f.name] = _build(hints[f.name], value[f.name])
+                kwargs[f.name] = from_json(hints[f.name], value[f.name])
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise RunFileError(f"{tp.__name__} lacks field {f.name!r}")
         return tp(**kwargs)
     if origin is tuple:
         (item_tp, *_rest) = typing.get_args(tp)
-        return tuple(_build(item_tp, v) for v in value)
+        return tuple(from_json(item_tp, v) for v in value)
     if origin in (typing.Union, types.UnionType):
         if value is None:
             return None
         args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _build(args[0], value)
+        return from_json(args[0], value)
     if tp is float and isinstance(value, int):
         return float(value)
     return value
@@ -287,7 +287,7 @@ def from_dict(data: dict) -> Run:
     if version == 1:
         data = _migrate_v1(data)
     try:
-        return _build(Run, data)
+        return from_json(Run, data)
     except (TypeError, ValueError, KeyError) as exc:
         raise RunFileError(f"malformed run file: {exc}") from exc
 

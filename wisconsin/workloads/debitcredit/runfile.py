@@ -6,11 +6,8 @@ version. Every step keeps its HdrHistogram, so percentiles can be recomputed fro
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,29 +125,6 @@ def save(run: DebitCreditRun, path: str | os.PathLike) -> Path:
         raise WisconsinError(str(exc)) from None
 
 
-def _build(tp, value):
-    if dataclasses.is_dataclass(tp):
-        if not isinstance(value, dict):
-            raise TypeError(f"expected an object for {tp.__name__}")
-        hints = typing.get_type_hints(tp)
-        return tp(
-            **{
-                f.name: _build(hints[f.name], value[f.name])
-                for f in dataclasses.fields(tp)
-                if f.name in value
-            }
-        )
-    origin = typing.get_origin(tp)
-    if origin is tuple:
-        return tuple(_build(typing.get_args(tp)[0], v) for v in value)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return None if value is None else _build(args[0], value)
-    if tp is float and isinstance(value, int):
-        return float(value)
-    return value
-
-
 def is_debitcredit(path: str | os.PathLike) -> bool:
     """True if the file is a readable JSON object whose workload is DebitCredit."""
     try:
@@ -176,6 +150,6 @@ def load(path: str | os.PathLike) -> DebitCreditRun:
             f"(this wisconsin reads version {SCHEMA_VERSION})"
         )
     try:
-        return _build(DebitCreditRun, data)
-    except (TypeError, KeyError, ValueError) as exc:
+        return common.from_json(DebitCreditRun, data)
+    except (TypeError, KeyError, ValueError, common.RunFileError) as exc:
         raise WisconsinError(f"{p}: malformed DebitCredit run file ({exc})") from None
