@@ -54,6 +54,13 @@ def test_every_query_verified(tables, tmp_path, mode, cache, partitions):
             # time outside the engine: a dispatch in shared-nothing, ~nothing in-process
             assert r.overhead_s > 0 if mode == "shared-nothing" else r.overhead_s >= 0
             assert r.cold == (cache == "cold")
+            # the update's engine share counts the coordinator's fsynced commit decision
+            # (transaction-manager work); every other query has none
+            decision = r.commit_decision_s if m.query == "update" else 0.0
+            assert (r.commit_decision_s is not None) == (m.query == "update")
+            slowest = max(s.engine_s for s in r.partitions) + decision
+            assert r.engine_share == pytest.approx(slowest / r.wall_s)
+            assert 0 < r.engine_share <= 1.0 + 1e-9
         if m.query == "scan":
             assert m.repetitions[0].rows == 0
             assert sum(s.rows_scanned for s in m.repetitions[0].partitions) == m.rows

@@ -31,6 +31,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -159,8 +160,9 @@ class PartitionFailure(WisconsinError):
 
 def run_transaction(
     log: DecisionLog, transport: Transport, txid: str, statements: Mapping[int, Statement]
-) -> tuple[dict[int, dict], dict[int, dict]]:
-    """Run one cross-partition update; return (prepare results, commit results)."""
+) -> tuple[dict[int, dict], dict[int, dict], float]:
+    """Run one cross-partition update; return (prepare results, commit results, seconds
+    the durable commit decision took)."""
     try:
         prepared = transport.prepare_all(txid, statements)
     except BaseException as exc:
@@ -170,7 +172,9 @@ def run_transaction(
             if isinstance(exc, Exception):
                 raise CommitAborted(f"update rolled back on every partition: {exc}") from exc
         raise
+    decided = time.perf_counter()
     log.decide(txid, statements)
+    decided = time.perf_counter() - decided
     try:
         committed = transport.commit_all(txid)
     except Exception as exc:
@@ -179,7 +183,7 @@ def run_transaction(
             "it is redone before the table is used again"
         ) from exc
     log.forget(txid)
-    return prepared, committed
+    return prepared, committed, decided
 
 
 def recover(log: DecisionLog, transport: Transport, parts: range) -> list[str]:

@@ -109,6 +109,9 @@ class StepResult:
     commit: dict[int, CommitReport] = field(default_factory=dict)  # update: phase 2
     # Storage reads of every process that ran the statement, summed (None if unknown).
     bytes_read: int | None = None
+    # update: the coordinator's durable commit decision, the transaction manager's own
+    # write (database work, as Tandem's TMF commit record was; None: not an update)
+    decision_s: float | None = None
 
 
 # The harness-overhead probe: a statement that does no work, dispatched like any other.
@@ -142,7 +145,7 @@ def timed_update(
 ) -> StepResult:
     """The cross-partition update as both engines time it: all four protocol steps."""
     t0 = time.perf_counter()
-    prepared, committed = commit.run_transaction(
+    prepared, committed, decision_s = commit.run_transaction(
         commit.DecisionLog(table_dir), transport, txid, statements
     )
     return StepResult(
@@ -150,6 +153,7 @@ def timed_update(
         units=prepared,
         commit=committed,
         bytes_read=units_bytes_read(prepared),
+        decision_s=decision_s,
     )
 
 

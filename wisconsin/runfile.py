@@ -67,10 +67,14 @@ class Repetition:
     position: int | None = None  # its position in that round's shuffled order
     dispatched_unix: float | None = None  # wall clock at dispatch (timeline figures)
     overhead_s: float | None = None  # empty statement, same path, same P, just before
-    engine_share: float | None = None  # max partition engine_s / wall_s
+    # (max partition engine_s + commit_decision_s) / wall_s
+    engine_share: float | None = None
     # storage reads of every process of the step, summed: the evidence where units share a
     # process and cannot be split (the shared-memory update); None if unknown
     bytes_read: int | None = None
+    # update: the coordinator's fsynced commit decision, counted in the engine share (the
+    # transaction manager's write); None: not an update, or written before it was recorded
+    commit_decision_s: float | None = None
 
 
 @dataclass(frozen=True)
