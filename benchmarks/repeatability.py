@@ -4,10 +4,11 @@ two medians must be within 10% of each other and their 95% intervals must overla
 
 Usage: python benchmarks/repeatability.py [--preset tiny] [--data DIR] [--out DIR]
        [--mode shared-nothing] [--partitions 1,2,4] [--min-reps 5] [--max-reps 10]
-       [--time-budget SECONDS per bench] [--cache cold]
+       [--time-budget SECONDS per bench] [--cache cold] [--sizes F_ROWS,G_ROWS]
 
-Without --preset the first bench calibrates the table sizes (as `wisconsin bench` does)
-and the second reuses exactly those sizes. Run anything bigger than tiny under
+Without --preset or --sizes the first bench calibrates the table sizes (as `wisconsin bench`
+does) and the second reuses exactly those sizes. --sizes fixes them (F total rows, G rows per
+partition), e.g. the sizes a default bench chose, to repeat it with other rounds or P. Run anything bigger than tiny under
 `nice -n 19 ionice -c3`; the published figure needs a quiet machine.
 Exit status: 0 if every headline ratio repeats, 1 if one does not, 2 on bad input.
 """
@@ -28,7 +29,7 @@ from wisconsin import WisconsinError  # noqa: E402
 from wisconsin.engine import EngineConfig  # noqa: E402
 from wisconsin.engines import default_memory_limit  # noqa: E402
 from wisconsin.pipeline import BENCH_PARTITIONS, DEFAULT_DISK_BUDGET, bench, plan_sizes  # noqa: E402
-from wisconsin.presets import get_preset  # noqa: E402
+from wisconsin.presets import Preset, get_preset  # noqa: E402
 from wisconsin.runner import RunOptions  # noqa: E402
 from wisconsin.schedule import headline_ratios  # noqa: E402
 
@@ -81,6 +82,7 @@ def main() -> int:
     ap.add_argument("--max-reps", type=int, default=10)
     ap.add_argument("--time-budget", type=float, default=780.0, help="per bench, seconds")
     ap.add_argument("--disk-budget", type=int, default=DEFAULT_DISK_BUDGET)
+    ap.add_argument("--sizes", default=None, help="F_ROWS,G_ROWS (skips the calibration)")
     args = ap.parse_args()
     parts = (
         tuple(int(x) for x in args.partitions.split(","))
@@ -89,6 +91,12 @@ def main() -> int:
     )
     if args.preset:
         preset = get_preset(args.preset)
+    elif args.sizes:
+        try:
+            f_rows, g_rows = (int(x) for x in args.sizes.split(","))
+        except ValueError:
+            raise WisconsinError(f"--sizes wants F_ROWS,G_ROWS, got {args.sizes!r}") from None
+        preset = Preset("sizes", f_rows, g_rows, parts, "fixed by --sizes")
     else:
         from wisconsin.calibrate import probe
         from wisconsin.environment import usable_cores
