@@ -11,7 +11,7 @@ from wisconsin import queries
 from wisconsin.builds import build_tables
 from wisconsin.runner import RunOptions, VerificationError, run
 from wisconsin.store import TableSpec
-from wisconsin.verify import _fail
+from wisconsin.verify import _fail, inserted_rows
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -22,7 +22,7 @@ def _check_tenpct(q, engine, m, exp, step, variant):
     """The 10% select's answer: 10 x ?tablesize/100 rows inserted, and
     the result table holds them (unique1 is dense: 0..n-1)."""
     want = 10 * queries.onepct_bound(m.rows)
-    inserted = sum(r[0] for u in step.units.values() for r in u.rows)
+    inserted = inserted_rows(step)
     held = sum(rows for rows, _digest in engine.result_digests(q.result_table).values())
     if inserted != want or held != want:
         raise _fail(m, q.name, f"inserted {inserted}, holds {held}, expected {want}")

@@ -38,8 +38,13 @@ def verify_scan(m, variant, step: StepResult) -> int:
     return 0
 
 
+def inserted_rows(step: StepResult) -> int:
+    """The rows an INSERT statement reports it inserted, over all its units."""
+    return sum(r[0] for u in step.units.values() for r in u.rows)
+
+
 def verify_inserted(engine, m, query, exp: TableExpect, step: StepResult) -> int:
-    inserted = sum(r[0] for u in step.units.values() for r in u.rows)
+    inserted = inserted_rows(step)
     if inserted != exp.selected:
         raise _fail(m, query, f"inserted {inserted} rows, expected {exp.selected}")
     digests = engine.result_digests(f"{query}_result")
