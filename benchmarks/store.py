@@ -63,6 +63,7 @@ from wisconsin import (  # noqa: E402
     builds,
     cost,
     generator,  # noqa: E402
+    pagecache,
     store,
 )
 from wisconsin.builds import writer  # noqa: E402
@@ -85,28 +86,30 @@ def raw_write(
 ) -> float:
     """Seconds to write data into a fresh DuckDB file the way build_partition does."""
     t0 = time.perf_counter()
-    con = duckdb.connect(str(path), config=writer.build_config(MEMORY_LIMIT))
-    try:
-        if compression != "default":
-            con.execute(f"PRAGMA force_compression='{compression}'")
-        tables = (store.TABLE,) if copy == "none" else (store.TABLE, store.COPY_TABLE)
-        for name in tables:
-            con.execute(writer.ddl(name, primary_key=primary_key == "upfront"))
-        for target in (store.TABLE, store.COPY_TABLE):
-            if target == store.COPY_TABLE and copy != "arrow":
-                continue
-            rows = data if source == "table" else data.to_reader()
-            con.register("generated_rows", rows)
-            con.execute(f"INSERT INTO {target} SELECT * FROM generated_rows")
-            con.unregister("generated_rows")
-        if copy == "insert-select":
-            con.execute(f"INSERT INTO {store.COPY_TABLE} SELECT * FROM {store.TABLE}")
-        if primary_key == "after":
+    # written pages dropped as build_partition drops them (pagecache.WrittenPagesDropper)
+    with pagecache.WrittenPagesDropper([path, Path(f"{path}.wal")]):
+        con = duckdb.connect(str(path), config=writer.build_config(MEMORY_LIMIT))
+        try:
+            if compression != "default":
+                con.execute(f"PRAGMA force_compression='{compression}'")
+            tables = (store.TABLE,) if copy == "none" else (store.TABLE, store.COPY_TABLE)
             for name in tables:
-                con.execute(f"ALTER TABLE {name} ADD PRIMARY KEY (unique2)")
-        con.execute("CHECKPOINT")
-    finally:
-        con.close()
+                con.execute(writer.ddl(name, primary_key=primary_key == "upfront"))
+            for target in (store.TABLE, store.COPY_TABLE):
+                if target == store.COPY_TABLE and copy != "arrow":
+                    continue
+                rows = data if source == "table" else data.to_reader()
+                con.register("generated_rows", rows)
+                con.execute(f"INSERT INTO {target} SELECT * FROM generated_rows")
+                con.unregister("generated_rows")
+            if copy == "insert-select":
+                con.execute(f"INSERT INTO {store.COPY_TABLE} SELECT * FROM {store.TABLE}")
+            if primary_key == "after":
+                for name in tables:
+                    con.execute(f"ALTER TABLE {name} ADD PRIMARY KEY (unique2)")
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
     return time.perf_counter() - t0
@@ -128,7 +131,7 @@ def gen_store_pk_upfront(tdir: Path, n: int, seed: int) -> float:
     digest = store.ContentDigest()
 
     def batches():
-        for b in generator.generate(n, seed, 0, n):
+        for b in generator.generate(n, seed, 0, n, batch_rows=writer.BATCH_ROWS):
             digest.update(b)
             yield b
 
@@ -164,7 +167,7 @@ def overlapped_store(tdir: Path, n: int, seed: int, depth: int = 4) -> float:
 
     def produce() -> None:
         try:
-            for b in generator.generate(n, seed, 0, n):
+            for b in generator.generate(n, seed, 0, n, batch_rows=writer.BATCH_ROWS):
                 digest.update(b)
                 while not stop.is_set():
                     try:
@@ -219,7 +222,7 @@ def gen_only(n: int, seed: int) -> float:
     permutation.cache_clear()
     t0 = time.perf_counter()
     d = store.ContentDigest()
-    for b in generator.generate(n, seed, 0, n):
+    for b in generator.generate(n, seed, 0, n, batch_rows=writer.BATCH_ROWS):
         d.update(b)
     return time.perf_counter() - t0
 
@@ -320,7 +323,9 @@ def main() -> None:
         # Warm-up (imports, caches, first file creation), untimed.
         small = min(n, 50_000)
         fresh(root, gen_store, small, args.seed)
-        data = pa.Table.from_batches(list(generator.generate(n, args.seed, 0, n)))
+        data = pa.Table.from_batches(
+            list(generator.generate(n, args.seed, 0, n, batch_rows=writer.BATCH_ROWS))
+        )
         fresh(root, lambda d: raw_write(d / "w.duckdb", data.slice(0, small)))
 
         sides = {

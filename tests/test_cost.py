@@ -45,7 +45,7 @@ def test_build_time_grows_linearly_and_is_bounded_by_the_disk():
 
 def test_build_memory_is_bounded_and_grows_with_the_partition():
     small, large = cost.build_memory_mb(1_000_000, 2), cost.build_memory_mb(30_000_000, 2)
-    assert 128 <= small < large <= 1024
+    assert cost.BUILD_MEMORY_BASE_MB <= small < large <= 1024
 
 
 def test_build_announces_only_what_is_left_to_build(tmp_path):

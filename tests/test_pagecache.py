@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -43,3 +44,43 @@ def test_resident_bytes_of_an_empty_file_is_zero(tmp_path):
     f = tmp_path / "empty"
     f.write_bytes(b"")
     assert pagecache.resident_bytes(f) == 0
+
+
+def test_written_pages_dropper_drops_written_back_pages_and_keeps_every_byte(tmp_path):
+    f, later = tmp_path / "growing", tmp_path / "created-later"
+    data = os.urandom(8 << 20)
+    with (
+        pagecache.WrittenPagesDropper([f, later], interval_s=0.01, keep_bytes=0) as dropper,
+        open(f, "wb") as fh,
+    ):
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())  # written back: DONTNEED may now drop these pages
+        resident = pagecache.resident_bytes(f)
+        if resident is None:
+            pytest.skip("no mincore here")
+        for _ in range(200):  # the thread drops them within a few intervals
+            if pagecache.resident_bytes(f) == 0:
+                break
+            time.sleep(0.01)
+        assert pagecache.resident_bytes(f) == 0
+        fh.write(data)  # dirty pages: DONTNEED never drops them, so nothing is lost
+    assert not dropper._thread.is_alive()  # stopped on exit
+    assert f.read_bytes() == data + data
+    assert not later.exists()  # a file that never appeared is not created
+
+
+def test_written_pages_dropper_keeps_the_first_bytes_of_a_file_cached(tmp_path):
+    f = tmp_path / "big"
+    with pagecache.WrittenPagesDropper([f], interval_s=0.01, keep_bytes=4 << 20):
+        with open(f, "wb") as fh:
+            fh.write(os.urandom(12 << 20))
+            fh.flush()
+            os.fsync(fh.fileno())
+        if pagecache.resident_bytes(f) is None:
+            pytest.skip("no mincore here")
+        for _ in range(200):
+            if pagecache.resident_bytes(f) == 4 << 20:
+                break
+            time.sleep(0.01)
+    assert pagecache.resident_bytes(f) == 4 << 20  # the head stays, the rest was dropped

@@ -81,10 +81,15 @@ def build_seconds(rows: int, partitions: int, written: int, jobs: int, cores: in
     return WORKER_START_SECONDS + max(cpu, written / WRITE_BYTES_PER_S)
 
 
+# The block pool is touched page by page on first use: 128 MB cost ~10 k more page faults
+# per build worker than 64 MB, for no gain in speed (docs/performance.md, "Build system time").
+BUILD_MEMORY_BASE_MB = 64
+
+
 def build_memory_mb(rows: int, jobs: int) -> int:
     """DuckDB memory_limit (MB) of one build worker writing a partition of `rows` rows.
 
-    128 MB plus 24 B per row (the primary key's index), capped at 60% of RAM split between
+    64 MB plus 24 B per row (the primary key's index), capped at 60% of RAM split between
     the concurrent workers. A build streams rows into its file and DuckDB evicts written
     blocks, so more memory is not faster: it only touches more pages (system time) and, for
     partitions larger than RAM, risks the machine (docs/performance.md, "Build system time").
@@ -92,7 +97,7 @@ def build_memory_mb(rows: int, jobs: int) -> int:
     import psutil
 
     share = int(psutil.virtual_memory().total * 0.6 / max(jobs, 1)) // 2**20
-    return max(128, min(share, 128 + rows * 24 // 2**20))
+    return max(BUILD_MEMORY_BASE_MB, min(share, BUILD_MEMORY_BASE_MB + rows * 24 // 2**20))
 
 
 def _existing_parent(path: Path) -> Path:
