@@ -185,3 +185,19 @@ def test_json_is_strict_and_carries_bound_card_and_pooling():
     p0 = next(p for p in group["points"] if p["table"] == "F1" and p["query"] == "scan")
     assert p0["ratio_lo"] is None
     assert {c["query"] for c in group["cards"]} == {"scan", "select", "average", "update", "join"}
+
+
+def test_header_says_when_the_machine_hands_freed_memory_to_its_host(tmp_path):
+    import dataclasses
+
+    from wisconsin import runfile
+
+    run = runfile.load(FIX / "run_a.json")
+    assert run.environment.free_page_reporting is None  # older run files: not recorded
+    assert "free page reporting" not in render_report([run], "text")
+    env = dataclasses.replace(run.environment, free_page_reporting=True)
+    vm = dataclasses.replace(run, environment=env)
+    path = tmp_path / "vm.json"
+    runfile.save(vm, path)
+    text = report_files([path], "text")
+    assert "Memory" in text and "free page reporting" in text

@@ -58,3 +58,18 @@ def test_malformed_files_fail_clearly(tmp_path, content):
 def test_missing_file(tmp_path):
     with pytest.raises(RunFileError, match="no such run file"):
         runfile.load(tmp_path / "none.json")
+
+
+def test_free_page_reporting_is_read_from_the_kernel_counter(tmp_path, monkeypatch):
+    from wisconsin import environment
+
+    if environment.platform.system() != "Linux":
+        pytest.skip("Linux only")
+    counter = tmp_path / "reported_kib"
+    monkeypatch.setattr(environment, "PAGE_REPORTING", str(counter))
+    assert environment.free_page_reporting() is False  # no page reporting in the kernel
+    counter.write_text("0\n")
+    assert environment.free_page_reporting() is False  # present, never reported
+    counter.write_text("832592924\n")
+    assert environment.free_page_reporting() is True
+    assert isinstance(environment.capture().free_page_reporting, bool)

@@ -62,6 +62,23 @@ def git_commit() -> str:
         return "unknown"
 
 
+PAGE_REPORTING = "/sys/module/page_reporting/parameters/reported_kib"
+
+
+def free_page_reporting() -> bool | None:
+    """Whether this (virtual) machine has handed freed memory to its host: Linux's free page
+    reporting counter is above zero. False when the kernel has no page reporting; None off
+    Linux."""
+    if platform.system() != "Linux":
+        return None
+    try:
+        return int(Path(PAGE_REPORTING).read_text().strip() or 0) > 0
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return None
+
+
 def capture() -> Environment:
     return Environment(
         tool_version=__version__,
@@ -77,4 +94,5 @@ def capture() -> Environment:
         cpu_model=cpu_model(),
         usable_cores=usable_cores(),
         memory_bytes=psutil.virtual_memory().total,
+        free_page_reporting=free_page_reporting(),
     )

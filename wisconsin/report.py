@@ -112,6 +112,13 @@ def _plist(ps: Iterable[int]) -> str:
     return ",".join(str(p) for p in sorted(set(ps)))
 
 
+FREE_PAGE_REPORTING_NOTE = (
+    "this machine hands freed memory back to its host (free page reporting): cold reads fault "
+    "page-cache pages back in through the hypervisor, which adds system time to every cold "
+    "scan and varies between runs (docs/performance.md, 'Repeatability')"
+)
+
+
 def _header(runs: list[Run], cores: int) -> list[tuple[str, str]]:
     run = runs[0]
     env, cfg, topo = run.environment, run.config, run.topology
@@ -188,6 +195,8 @@ def _header(runs: list[Run], cores: int) -> list[tuple[str, str]]:
     for r in runs:
         if r.status != "complete" or r.stop_reason:
             lines.append(("Status", f"{r.started_utc}: {r.status}; {r.stop_reason or '-'}"))
+    if env.free_page_reporting:
+        lines.append(("Memory", FREE_PAGE_REPORTING_NOTE))
     if topo.rtt_s is not None:
         lines.append(("Round trip", f"{topo.rtt_s * 1e3:.2f} ms coordinator <-> worker"))
     for note in dict.fromkeys(n for r in runs for n in r.notes):

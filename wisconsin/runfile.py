@@ -128,6 +128,10 @@ class Environment:
     cpu_model: str
     usable_cores: int
     memory_bytes: int
+    # The guest hands freed memory back to its host (Linux free page reporting, e.g.
+    # virtio-balloon on Firecracker): cold reads then fault pages in through the hypervisor.
+    # None: not recorded (older run files) or not knowable here.
+    free_page_reporting: bool | None = None
 
 
 @dataclass(frozen=True)
