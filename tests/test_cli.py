@@ -331,7 +331,7 @@ def test_ctrl_c_during_generate_is_one_line_and_resumable(tmp_path):
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     assert err.strip() == "interrupted; finished partitions are kept and the next generate resumes"
     assert not (tmp_path / "F4" / "manifest.json").exists()
     done = subprocess.run(args, capture_output=True, text=True, timeout=300)
@@ -382,7 +382,7 @@ def test_ctrl_c_during_run_stops_workers_quietly(data, tmp_path):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # or it holds the shared data directory's lock
         raise
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     files = list((tmp_path / "runs").glob("*.json")) if (tmp_path / "runs").exists() else []
     if files:  # an incomplete run file, named in the one line, and no journal left
         (path,) = files
@@ -401,6 +401,34 @@ def test_ctrl_c_during_run_stops_workers_quietly(data, tmp_path):
         if p.info["status"] != psutil.STATUS_ZOMBIE and _in_group(p, proc.pid)
     ]
     assert not alive, "worker processes outlived the interrupted run"
+
+
+def test_ctrl_c_during_an_in_process_query_is_an_interrupt_not_an_error(
+    data, tmp_path, monkeypatch
+):
+    """DuckDB's Python client turns a ^C during a query in the main thread into
+    RuntimeError("Query interrupted"): the run still says "interrupted", exits 130 and keeps
+    what it measured as an interrupted, incomplete run file (it once said "Error: Query
+    interrupted", exit 2)."""
+    from wisconsin.shared_memory import SharedMemoryEngine
+
+    real, calls = SharedMemoryEngine.execute, []
+
+    def execute(self, statements):
+        calls.append(1)
+        if len(calls) == 12:
+            raise RuntimeError("Query interrupted")
+        return real(self, statements)
+
+    monkeypatch.setattr(SharedMemoryEngine, "execute", execute)
+    out = tmp_path / "runs"
+    r = invoke("run", "--data", data, "--mode", "shared-memory", "--repeat", "5", "--out", out)
+    assert r.exit_code == 130, r.output
+    (path,) = out.glob("*.json")
+    assert f"interrupted; what was measured is in {path} (incomplete)" in r.output
+    assert "Error" not in r.output
+    run = runfile.load(path)
+    assert (run.status, run.stop_reason) == ("incomplete", "interrupted (^C)")
 
 
 def _in_group(p, pgid) -> bool:

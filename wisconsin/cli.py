@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from wisconsin import WisconsinError, __version__, engines
+from wisconsin import WisconsinError, __version__, engines, is_interrupt
 from wisconsin.workloads import NAMES as WORKLOAD_NAMES
 
 click.ClickException.exit_code = 2
@@ -21,7 +21,12 @@ click.ClickException.exit_code = 2
 class _Group(click.Group):
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except RuntimeError as exc:
+                if is_interrupt(exc):  # DuckDB's form of a ^C during a query in this process
+                    raise KeyboardInterrupt from None
+                raise
         except WisconsinError as exc:
             raise click.ClickException(str(exc)) from None
         except Exception as exc:

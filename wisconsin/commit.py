@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from wisconsin import WisconsinError
+from wisconsin import WisconsinError, is_interrupt
 from wisconsin.queries import Statement
 
 LOG_DIR = "_txlog"
@@ -169,7 +169,7 @@ def run_transaction(
         try:
             transport.abort_all(txid)
         finally:
-            if isinstance(exc, Exception):
+            if isinstance(exc, Exception) and not is_interrupt(exc):
                 raise CommitAborted(f"update rolled back on every partition: {exc}") from exc
         raise
     decided = time.perf_counter()

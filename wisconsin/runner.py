@@ -25,7 +25,17 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from wisconsin import WisconsinError, engines, environment, journal, lock, runfile, schedule, store
+from wisconsin import (
+    WisconsinError,
+    engines,
+    environment,
+    is_interrupt,
+    journal,
+    lock,
+    runfile,
+    schedule,
+    store,
+)
 from wisconsin.engine import Engine, EngineConfig
 from wisconsin.execution import ColdNotProven, Loop, Progress, Target  # noqa: F401
 from wisconsin.expect import expected_answers
@@ -490,7 +500,9 @@ def _table_rank(names: list[str]):
 
 def _incomplete(state, exc: BaseException, out_path: Path, notes, topology) -> BaseException:
     """Write what was measured as an incomplete run file; the exception to raise."""
-    interrupted = isinstance(exc, KeyboardInterrupt)
+    interrupted = is_interrupt(exc)
+    if interrupted and not isinstance(exc, KeyboardInterrupt):
+        exc = KeyboardInterrupt()  # DuckDB's form of a ^C: the CLI says "interrupted", exit 130
     # one line: a DuckDB or Dask message can run to several
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     why = "interrupted (^C)" if interrupted else f"failed: {first}"
