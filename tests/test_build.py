@@ -126,3 +126,24 @@ def test_the_dask_executor_builds_resumes_and_reuses_through_the_same_planner(tm
         resumed = build()
         assert (resumed.built_partitions, resumed.reused_partitions) == (0, 2)
         assert [p.checksum for p in resumed.manifests[0].parts] == [p.checksum for p in m.parts]
+
+
+def test_a_finished_partition_made_with_another_checksum_is_rebuilt(tmp_path):
+    """One table, one hash: a resume keeps a finished partition only if its marker names
+    the checksum this build makes (a build interrupted before the xxh3 change is redone)."""
+    import json
+
+    from wisconsin.builds import writer
+    from wisconsin.store import STORAGE, TableSpec
+
+    spec = TableSpec("F", 1000, 1, 5)
+    writer.build_partition(str(tmp_path), spec.n, spec.seed, 0, 1)
+    assert writer.finished_partition(tmp_path, spec, 0) is not None
+    marker = tmp_path / writer.marker_file(0)
+    data = json.loads(marker.read_text())
+    assert data["checksum_of"] == STORAGE["checksum"]
+    marker.write_text(json.dumps(data | {"checksum_of": "sha256/128 of canonical column streams"}))
+    assert writer.finished_partition(tmp_path, spec, 0) is None
+    del data["checksum_of"]  # a marker written before the field existed
+    marker.write_text(json.dumps(data))
+    assert writer.finished_partition(tmp_path, spec, 0) is None

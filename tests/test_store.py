@@ -191,3 +191,65 @@ def test_a_duckdb_error_past_the_checks_is_one_line(f2, monkeypatch):
 
     monkeypatch.setattr(store, "check_table", broken)
     _one_line_error(_run(f2.parent, "shared-memory"), "DuckDB: ", "Corrupt database file")
+
+
+# --------------------------------------------------------------------------- checksums
+
+SHA256 = "sha256/128 of canonical column streams"
+
+
+def _as_built_with(table_dir, checksum):
+    """Rewrite a table's manifest as if it had been built with another checksum: its
+    partition checksums and expected answers' digests recomputed with that hash."""
+    import json
+
+    from wisconsin import expect
+
+    m = store.read_manifest(table_dir)
+    data = json.loads((table_dir / store.MANIFEST).read_text())
+    data["storage"]["checksum"] = checksum
+    whole = ContentDigest(checksum)
+    for p, entry in zip(m.parts, data["parts"], strict=True):
+        d, acc = ContentDigest(checksum), expect.PartAnswers(m.rows, checksum)
+        for batch in generator.generate(m.rows, m.seed, p.lo, p.hi):
+            d.update(batch)
+            whole.update(acc.update(batch))
+        entry["checksum"], entry["answers"] = d.hexdigest(), acc.as_dict()
+    data["answers"]["selected_digest"] = whole.hexdigest()
+    (table_dir / store.MANIFEST).write_text(json.dumps(data))
+    return data
+
+
+def test_the_checksum_is_the_one_the_manifest_names():
+    batches = list(generator.generate(2000, 3, 0, 2000))
+    new, old = store.content_digest(batches), store.content_digest(batches, SHA256)
+    assert store.STORAGE["checksum"] == "xxh3-128 of canonical column streams"
+    assert len(new) == len(old) == 32 and new != old
+
+
+@pytest.mark.parametrize("mode", ["shared-memory", "shared-nothing"])
+def test_a_table_checksummed_with_sha256_still_verifies_runs_and_repairs(f2, mode):
+    """Tables built before xxh3 keep their SHA-256 digests: the deep check, a run's verified
+    answers (the select-insert's digest) and a repair all use the hash the manifest names."""
+    before = _as_built_with(f2, SHA256)
+    assert _cli("info", f2, "--deep").exit_code == 0
+    run = _cli(
+        "run", "--data", f2.parent, "--mode", mode, "--tables", "F", "--repeat", "1",
+        "--warmup", "0", "--queries", "select,update,join", "--out", f2.parent / "runs", "--quiet",
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    corrupt_blocks(f2 / "part-001.duckdb", "wisconsin")
+    fixed = _cli("repair", f2, "--quiet")
+    assert fixed.exit_code == 0, fixed.output
+    after = store.read_manifest(f2)
+    assert [p.checksum for p in after.parts] == [p["checksum"] for p in before["parts"]]
+    assert _cli("info", f2, "--deep").exit_code == 0
+
+
+def test_a_checksum_this_version_does_not_know_is_one_line(f2):
+    import json
+
+    data = json.loads((f2 / store.MANIFEST).read_text())
+    data["storage"]["checksum"] = "md5 of something"
+    (f2 / store.MANIFEST).write_text(json.dumps(data))
+    _one_line_error(_cli("info", f2), "F2", "md5 of something", "generate it again")

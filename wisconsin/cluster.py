@@ -290,9 +290,9 @@ def wait_pinned(
 # --------------------------------------------------------------------------- verifying
 
 
-def task_verify(path: str, part: dict, table: str) -> list[str]:
+def task_verify(path: str, part: dict, table: str, checksum: str) -> list[str]:
     """On the owner: re-read its partition file and compare it with the manifest entry."""
-    return store.verify_partition(path, part, table)
+    return store.verify_partition(path, part, table, checksum)
 
 
 # --------------------------------------------------------------------------- placement
@@ -377,6 +377,7 @@ def verify_on_cluster(
             p.path,
             dataclasses.asdict(p),
             m.table,
+            store.checksum_of(m),
             workers=[p.worker],
             allow_other_workers=False,
             pure=False,

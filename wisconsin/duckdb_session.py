@@ -165,10 +165,11 @@ class PartitionSession:
     def query(self, sql: str) -> list[tuple]:
         return [tuple(r) for r in self.con.execute(sql).fetchall()]
 
-    def digest(self, table: str) -> tuple[int, str]:
-        """(rows, content digest in key order) of a table, for verifying inserted rows."""
+    def digest(self, table: str, checksum: str = store.STORAGE["checksum"]) -> tuple[int, str]:
+        """(rows, content digest in key order) of a table, for verifying inserted rows;
+        checksum: the table's manifest's (store.checksum_of)."""
         reader = self.con.sql(f"SELECT * FROM {table} ORDER BY unique2").to_arrow_reader(65536)
-        d = store.ContentDigest()
+        d = store.ContentDigest(checksum)
         for batch in reader:
             d.update(batch)
         return d.rows, d.hexdigest()

@@ -85,11 +85,11 @@ class TableExpect:
 class PartAnswers:
     """Accumulates one partition's answers from the generator batches a builder writes."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, checksum: str = store.STORAGE["checksum"]) -> None:
         self.bound = onepct_bound(n)
         self.sum_onepct = 0
         self.sum_four = 0
-        self.digest = store.ContentDigest()
+        self.digest = store.ContentDigest(checksum)
 
     def update(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Add a batch; return its selected rows."""
@@ -190,10 +190,11 @@ def expected_answers(m: Manifest) -> TableExpect:
 
 def regenerate_answers(m: Manifest) -> TableExpect:
     """Regenerate the table's rows (in bounded memory) and derive every answer."""
-    whole = store.ContentDigest()
+    checksum = store.checksum_of(m)  # the digests the engine's are compared with
+    whole = store.ContentDigest(checksum)
     parts = []
     for p in m.parts:
-        acc = PartAnswers(m.rows)
+        acc = PartAnswers(m.rows, checksum)
         for batch in store.generator.generate(m.rows, m.seed, p.lo, p.hi):
             whole.update(acc.update(batch))
         a = acc.as_dict()

@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 import psutil
 
-from wisconsin import commit, pagecache, queries
+from wisconsin import commit, pagecache, queries, store
 from wisconsin.duckdb_session import PartitionSession, memory_share
 from wisconsin.engine import NOOP, EngineConfig, StepResult, inject, timed_update
 from wisconsin.queries import Statement
@@ -41,6 +41,7 @@ class SharedMemoryEngine:
         self.whole: PartitionSession | None = None
         self.table_dir = ""
         self.manifest: Manifest | None = None
+        self.checksum = store.STORAGE["checksum"]  # the open table's (store.checksum_of)
         self.result_file: Path | None = None
         self._update_bytes_read: int | None = None
         self.placement: dict[int, str] = {}  # one process: no partition has a worker
@@ -58,6 +59,7 @@ class SharedMemoryEngine:
         self.close_table()
         self.table_dir = table_dir
         self.manifest = manifest
+        self.checksum = store.checksum_of(manifest)  # what its digests are compared with
         self.partitions = manifest.partitions  # one engine with P threads
         self.result_file = Path(table_dir) / "shared-memory-results.duckdb"
         for stale in (self.result_file, Path(str(self.result_file) + ".wal")):
@@ -224,7 +226,7 @@ class SharedMemoryEngine:
             return {r[0] for r in self.parts[part].query("SELECT txid FROM wisconsin_txn")}
 
         def digest(part, table):
-            return self.parts[part].digest(table)
+            return self.parts[part].digest(table, self.checksum)
 
         return commit.Transport(prepare_all, commit_all, abort_all, redo, markers, digest)
 
@@ -238,7 +240,7 @@ class SharedMemoryEngine:
         return {p: s.query(sql) for p, s in self.parts.items()}
 
     def result_digests(self, name: str) -> dict[int, tuple[int, str]]:
-        return {WHOLE: self.whole.digest(f"results.{name}")}
+        return {WHOLE: self.whole.digest(f"results.{name}", self.checksum)}
 
     def topology(self) -> Topology:
         return Topology(

@@ -91,6 +91,7 @@ class SharedNothingEngine:
         self.placement: dict[int, str] = {}
         self.paths: dict[int, str] = {}
         self.table_dir = ""
+        self.checksum = store.STORAGE["checksum"]  # the open table's (store.checksum_of)
         self._known: dict[str, str] | None = None
         self.warnings: list[str] = []  # said on stderr and kept in the run file's notes
         self.memory_limits: dict[int, str] = {}  # DuckDB memory_limit per open partition
@@ -224,6 +225,7 @@ class SharedNothingEngine:
     def open_table(self, manifest: Manifest, table_dir: str) -> float:
         t0 = time.perf_counter()
         self.table_dir = table_dir
+        self.checksum = store.checksum_of(manifest)  # what its digests are compared with
         self.paths = {p.index: str(partition_path(table_dir, p)) for p in manifest.parts}
         # Partition i runs on the worker the manifest placed it on (cluster generate), else
         # on part<i>: all workers stay attached, only the first P are used (as in the spec).
@@ -479,9 +481,10 @@ class SharedNothingEngine:
             return {r[0] for r in rows[part]}
 
         def digest(part, table):
-            return self._map(worker.task_digest, lambda p: (self.paths[p], table), parts=[part])[
-                part
-            ]
+            def args(p):
+                return self.paths[p], table, self.checksum
+
+            return self._map(worker.task_digest, args, parts=[part])[part]
 
         return commit.Transport(prepare_all, commit_all, abort_all, redo, markers, digest)
 
@@ -492,7 +495,7 @@ class SharedNothingEngine:
         return self._call(worker.task_query, lambda p: (self.paths[p], sql))
 
     def result_digests(self, name: str) -> dict[int, tuple[int, str]]:
-        return self._call(worker.task_digest, lambda p: (self.paths[p], name))
+        return self._call(worker.task_digest, lambda p: (self.paths[p], name, self.checksum))
 
     def topology(self) -> Topology:
         info = self.client.run(worker.worker_info) if self.client else {}

@@ -265,8 +265,8 @@ def task_query(path: str, sql: str) -> list[tuple]:
 
 
 @_serial
-def task_digest(path: str, name: str) -> tuple[int, str]:
-    return _sessions().session(path).digest(name)
+def task_digest(path: str, name: str, checksum: str) -> tuple[int, str]:
+    return _sessions().session(path).digest(name, checksum)
 
 
 @_serial

@@ -98,10 +98,20 @@ def task_build(fallback_root: str, spec: TableSpec, dirname: str, part: int) -> 
     return task_build_partition(tdir, spec.n, spec.seed, part, spec.partitions, mem)
 
 
-def task_build_partition(table_dir: str, n: int, seed: int, part: int, parts: int, mem: str):
+def task_build_partition(
+    table_dir: str,
+    n: int,
+    seed: int,
+    part: int,
+    parts: int,
+    mem: str,
+    checksum: str = store.STORAGE["checksum"],
+):
     """On the owner: generate a partition into table_dir (cluster generate and repair)."""
     os.makedirs(table_dir, exist_ok=True)
-    info = writer.build_partition(table_dir, n, seed, part, parts, memory_limit=mem)
+    info = writer.build_partition(
+        table_dir, n, seed, part, parts, memory_limit=mem, checksum=checksum
+    )
     return info | _where(table_dir, info["file"])
 
 
@@ -242,8 +252,10 @@ def _check(path: str, part: dict, m: Manifest, deep: bool, drift: bool, _part: i
     return store.check_one(path, part, m, deep, drift)
 
 
-def _rebuild(table_dir: str, n: int, seed: int, parts: int, mem: str, part: int) -> dict:
-    return task_build_partition(table_dir, n, seed, part, parts, mem)
+def _rebuild(
+    table_dir: str, n: int, seed: int, parts: int, mem: str, checksum: str, part: int
+) -> dict:
+    return task_build_partition(table_dir, n, seed, part, parts, mem, checksum)
 
 
 def remote_check(client, m: Manifest, drift: bool, timeout: float) -> dict[int, list[str]]:
@@ -276,6 +288,7 @@ def remote_rebuild(client, m: Manifest, parts: list[int], mem_of, timeout: float
             m.seed,
             m.partitions,
             mem_of(m.parts[i].rows),
+            store.checksum_of(m),
         ),
         parts,
         timeout,

@@ -22,7 +22,7 @@ from typing import NamedTuple
 from wisconsin import expect, store
 from wisconsin.builds import writer
 from wisconsin.builds.plan import memory_per_job
-from wisconsin.store import Manifest, PartitionInfo, StoreError, TableSpec
+from wisconsin.store import STORAGE, Manifest, PartitionInfo, StoreError, TableSpec
 
 
 class Task(NamedTuple):
@@ -35,6 +35,7 @@ class Task(NamedTuple):
     part: int
     parts: int
     memory_limit: str
+    checksum: str = STORAGE["checksum"]  # a repair rebuilds with its manifest's
 
 
 _progress_queue = None  # in a builder process: where it reports generated rows
@@ -79,7 +80,7 @@ def _keep_freed_memory() -> None:
     libc.mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD: keep up to 256 MB of freed heap
 
 
-def _build_task(table_dir, n, seed, part, parts, memory_limit, key):
+def _build_task(table_dir, n, seed, part, parts, memory_limit, checksum, key):
     def report(rows: int) -> None:
         _progress_queue.put((key, rows))
 
@@ -92,6 +93,7 @@ def _build_task(table_dir, n, seed, part, parts, memory_limit, key):
         memory_limit=memory_limit,
         progress=report,
         keep_selected=True,  # for the whole table's expected digest (wisconsin.expect)
+        checksum=checksum,
     )
 
 
@@ -116,7 +118,15 @@ def run_pool(
     try:
         futures = {
             pool.submit(
-                _build_task, str(t.table_dir), t.n, t.seed, t.part, t.parts, t.memory_limit, i
+                _build_task,
+                str(t.table_dir),
+                t.n,
+                t.seed,
+                t.part,
+                t.parts,
+                t.memory_limit,
+                t.checksum,
+                i,
             ): i
             for i, t in enumerate(tasks)
         }

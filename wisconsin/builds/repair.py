@@ -108,7 +108,10 @@ def _rebuild_local(tdir: Path, m: Manifest, todo, jobs, progress, label, rows_to
             )
 
     try:
-        tasks = [Task(tdir, m.name, m.rows, m.seed, i, m.partitions, mem) for i in todo]
+        tasks = [
+            Task(tdir, m.name, m.rows, m.seed, i, m.partitions, mem, store.checksum_of(m))
+            for i in todo
+        ]
         run_pool(tasks, jobs, counter(progress, label, rows_total), on_done, "repair", tdir)
     finally:
         expect.remove_selected_files(tdir)  # the manifest already holds the table's answers

@@ -75,6 +75,7 @@ def build_partition(
     keep_selected: bool = False,
     config: dict | None = None,
     drop_pages: bool = True,
+    checksum: str = STORAGE["checksum"],
 ) -> dict:
     """Generate one partition into its DuckDB file; return its PartitionInfo as a dict.
 
@@ -83,7 +84,8 @@ def build_partition(
     from the same rows on the way (PartitionInfo.answers). keep_selected also writes the
     selected rows to part-NNN.selected.arrow, from which the local build derives the
     whole table's digest before removing them. config replaces build_config(memory_limit)
-    (benchmarks compare settings with it).
+    (benchmarks compare settings with it). checksum names the digests' hash (a repair
+    passes its manifest's).
     """
     import duckdb  # imported here: workers are spawned, and the coordinator may not need it
 
@@ -97,8 +99,8 @@ def build_partition(
     selected_tmp = selected.with_name(selected.name + ".tmp")
     for stale in (tmp, Path(str(tmp) + ".wal"), selected_tmp):
         stale.unlink(missing_ok=True)
-    digest = ContentDigest()
-    answers = expect.PartAnswers(n)
+    digest = ContentDigest(checksum)
+    answers = expect.PartAnswers(n, checksum)
     chosen_out = (
         pa.ipc.new_stream(str(selected_tmp), generator.arrow_schema()) if keep_selected else None
     )
@@ -161,6 +163,7 @@ def build_partition(
         "seed": seed,
         "parts": parts,
         "generator_version": generator.GENERATOR_VERSION,
+        "checksum_of": checksum,
     }
     write_json_atomic(tdir / marker_file(part), marker)
     return dataclasses.asdict(info)
@@ -178,6 +181,7 @@ def finished_partition(table_dir: Path, spec: TableSpec, part: int) -> Partition
         and data.get("seed") == spec.seed
         and data.get("parts") == spec.partitions
         and data.get("generator_version") == generator.GENERATOR_VERSION
+        and data.get("checksum_of") == STORAGE["checksum"]  # else rebuilt: one hash per table
     )
     if not same or not (table_dir / part_file(part)).is_file():
         return None
