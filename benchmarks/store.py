@@ -23,6 +23,8 @@ CHECKPOINT, close, fsync):
                   a bounded queue that DuckDB reads from (the candidate for build_partition).
   old settings    generate+store with the DuckDB settings before the system-time fix:
                   memory_limit 60% of RAM / 2 workers, no block_allocator_memory.
+  SHA-256         generate+store with the checksum before xxh3-128 (tables built until
+                  2026-11-23 name it).
 
 Every side also reports its user and system CPU time and minor page faults (getrusage).
 
@@ -73,6 +75,7 @@ GOAL = 0.8
 SYS_GOAL = 0.25
 MEMORY_LIMIT = "2GB"  # set in main() to what a build worker gets for --rows
 OLD_CONFIG: dict = {}  # set in main(): the settings before the system-time fix
+SHA256 = "sha256/128 of canonical column streams"  # the checksum before xxh3-128
 
 
 def raw_write(
@@ -115,11 +118,11 @@ def raw_write(
     return time.perf_counter() - t0
 
 
-def gen_store(tdir: Path, n: int, seed: int, config: dict | None = None) -> float:
+def gen_store(tdir: Path, n: int, seed: int, config: dict | None = None, **kw) -> float:
     permutation.cache_clear()  # per-(n, seed) setup counts, as in a fresh build worker
     t0 = time.perf_counter()
     writer.build_partition(
-        str(tdir), n, seed, 0, 1, memory_limit=MEMORY_LIMIT, keep_selected=True, config=config
+        str(tdir), n, seed, 0, 1, memory_limit=MEMORY_LIMIT, keep_selected=True, config=config, **kw
     )
     return time.perf_counter() - t0
 
@@ -334,6 +337,9 @@ def main() -> None:
             "generate+store": lambda: fresh(root, gen_store, n, args.seed),
             "generate+store, old settings": lambda: fresh(
                 root, gen_store, n, args.seed, OLD_CONFIG
+            ),
+            "generate+store, SHA-256 checksum": lambda: fresh(
+                root, gen_store, n, args.seed, checksum=SHA256
             ),
             "overlapped generate+store": lambda: fresh(root, overlapped_store, n, args.seed),
             "generate+store, PK up front": lambda: fresh(root, gen_store_pk_upfront, n, args.seed),
