@@ -431,6 +431,52 @@ def test_ctrl_c_during_an_in_process_query_is_an_interrupt_not_an_error(
     assert (run.status, run.stop_reason) == ("incomplete", "interrupted (^C)")
 
 
+def test_ctrl_c_swallowed_where_python_discards_it_still_interrupts_the_run(
+    data, tmp_path, monkeypatch
+):
+    """A ^C whose KeyboardInterrupt is raised where Python prints and discards it (it was a
+    weakref callback of importlib's module lock, during a lazy import mid-run) still stops
+    the run: one line, exit 130, an incomplete run file. It once printed "Exception ignored
+    in" and a traceback, finished the run as "complete" and exited 0."""
+    import signal
+    import weakref
+
+    from wisconsin.shared_memory import SharedMemoryEngine
+
+    class Lock:
+        pass
+
+    real, calls = SharedMemoryEngine.execute, []
+
+    def execute(self, statements):
+        calls.append(1)
+        if len(calls) == 6:
+            # The referent dies at once: its callback gets the ^C and Python discards it.
+            _ref = weakref.ref(
+                Lock(), lambda _: signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+            )
+        return real(self, statements)
+
+    monkeypatch.setattr(SharedMemoryEngine, "execute", execute)
+    out = tmp_path / "runs"
+    # As in a terminal: CI may start pytest with SIGINT ignored, which the CLI leaves alone.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        r = invoke("run", "--data", data, "--mode", "shared-memory", "--repeat", "2", "--out", out)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert r.exit_code == 130, r.output
+    (path,) = out.glob("*.json")
+    assert r.output.splitlines()[-1] == (
+        f"interrupted; what was measured is in {path} (incomplete): continue it with "
+        f"`wisconsin run --resume {path}`"
+    )
+    assert "Traceback" not in r.output and "Exception ignored" not in r.output, r.output
+    run = runfile.load(path)
+    assert (run.status, run.stop_reason) == ("incomplete", "interrupted (^C)")
+    assert signal.getsignal(signal.SIGINT) is previous
+
+
 def _in_group(p, pgid) -> bool:
     try:
         return os.getpgid(p.pid) == pgid

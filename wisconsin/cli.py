@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from wisconsin import WisconsinError, __version__, engines, is_interrupt
+from wisconsin import WisconsinError, __version__, engines, interrupts, is_interrupt
 from wisconsin.workloads import NAMES as WORKLOAD_NAMES
 
 click.ClickException.exit_code = 2
@@ -20,13 +20,19 @@ click.ClickException.exit_code = 2
 
 class _Group(click.Group):
     def invoke(self, ctx):
+        with interrupts.recorded():
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx):
         try:
             try:
-                return super().invoke(ctx)
+                done = super().invoke(ctx)
             except RuntimeError as exc:
                 if is_interrupt(exc):  # DuckDB's form of a ^C during a query in this process
                     raise KeyboardInterrupt from None
                 raise
+            interrupts.check()  # a ^C raised where Python discarded it is still a ^C
+            return done
         except WisconsinError as exc:
             raise click.ClickException(str(exc)) from None
         except Exception as exc:

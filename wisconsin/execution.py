@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from wisconsin import WisconsinError, commit, journal, queries, runfile, schedule, store
+from wisconsin import WisconsinError, commit, interrupts, journal, queries, runfile, schedule, store
 from wisconsin.engine import Engine, StepResult, harness_overhead
 from wisconsin.expect import TableExpect
 from wisconsin.queries import UPDATE_DELTA
@@ -232,6 +232,7 @@ class Loop:
             for pos, step in enumerate(order):
                 if step.label in done:
                     continue
+                interrupts.check()  # a ^C discarded where it was raised (e.g. a weakref callback)
                 what = "warm-up round" if index == 0 else f"round {index}"
                 if self.progress:
                     self.progress(f"{self.opts.mode} {what}: {step.label}", self.done, total)
@@ -269,6 +270,7 @@ class Loop:
         if o.cache == "cold" and o.warmup > 0:
             last = self.run_round(0)
         while True:
+            interrupts.check()  # before the stopping rule can call a run complete
             n = self.timed_rounds_done()
             run = self.state.to_run()
             reason = schedule.stop_reason(

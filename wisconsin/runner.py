@@ -29,6 +29,7 @@ from wisconsin import (
     WisconsinError,
     engines,
     environment,
+    interrupts,
     is_interrupt,
     journal,
     lock,
@@ -458,6 +459,10 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
         engine.stop()
         if base_engine is not None:
             base_engine.stop()
+    try:
+        interrupts.check()  # a ^C discarded after the last round (e.g. in engine.stop)
+    except KeyboardInterrupt as exc:
+        raise _incomplete(state, exc, out_path, notes, topology) from None
     if own_baseline:
         notes.append("baseline: the F1 measurements themselves (shared-memory, threads = P = 1)")
     partial = state.to_run()
