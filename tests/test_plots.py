@@ -107,3 +107,49 @@ def test_schema1_timeline_without_dispatch_clock(tmp_path):
     assert "dispatch clock not recorded" in fig.axes[0].get_title()
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["F1", "F2 p0", "F2 p1"]
+
+
+def _scan_run(tmp_path, name="r", **kw):
+    run = run_from_times({("F", 1, "scan"): [2.0, 2.1], ("F", 2, "scan"): [1.0, 1.1]}, **kw)
+    return save(run, tmp_path / f"{name}.json")
+
+
+def test_cli_plot_refuses_an_existing_figure_and_writes_nothing(tmp_path):
+    """A user's file under a figure's name is never replaced: one line naming it, exit 2,
+    no other figure written (it once was silently overwritten, exit 0)."""
+    path = _scan_run(tmp_path)
+    figs = tmp_path / "figs"
+    figs.mkdir()
+    precious = figs / "r-overview.png"
+    precious.write_text("my precious\n")
+    res = _cli("plot", str(path), "--out-dir", str(figs))
+    assert res.exit_code == 2, res.output
+    (line,) = res.output.strip().splitlines()
+    assert (
+        line == f"Error: {precious} already exists; not overwriting it (plot --force replaces it)"
+    )
+    assert precious.read_text() == "my precious\n"
+    assert [p.name for p in figs.iterdir()] == ["r-overview.png"]
+
+
+def test_replotting_is_refused_unless_force(tmp_path):
+    path = _scan_run(tmp_path)
+    first = plot_files([path])
+    before = {p: p.stat().st_mtime_ns for p in first}
+    res = _cli("plot", str(path))
+    assert res.exit_code == 2 and "already exists" in res.output
+    assert {p: p.stat().st_mtime_ns for p in first} == before
+    (tmp_path / "r-overview.png").write_text("old\n")
+    res = _cli("plot", str(path), "--force")
+    assert res.exit_code == 0, res.output
+    assert sorted(Path(line) for line in res.output.split()) == sorted(first)
+    assert (tmp_path / "r-overview.png").read_bytes()[:4] == b"\x89PNG"
+    assert not list(tmp_path.glob(".*tmp*"))
+
+
+def test_two_runs_of_one_stem_into_one_directory_are_refused(tmp_path):
+    a = _scan_run(tmp_path / "a", seed=1)
+    b = _scan_run(tmp_path / "b", seed=2)  # another configuration: its own figures
+    with pytest.raises(WisconsinError, match="two figures would be written to"):
+        plot_files([a, b], tmp_path / "out", force=True)
+    assert not (tmp_path / "out").exists()

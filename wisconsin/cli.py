@@ -1094,13 +1094,15 @@ def report(runs, fmt) -> None:
     default=None,
     help="Where to write the figures (default: next to each run file).",
 )
-def plot(runs, out_dir) -> None:
+@click.option("--force", is_flag=True, help="Replace figures that already exist.")
+def plot(runs, out_dir, force) -> None:
     """Speedup, scaleup and timeline figures (PNG and SVG) of run files; prints the paths.
 
-    Run files of one configuration are pooled into one set of figures."""
+    Run files of one configuration are pooled into one set of figures. Existing figures are
+    refused (nothing is written) unless --force."""
     from wisconsin import workloads
 
-    for path in workloads.of_runs(runs).plot_files(runs, out_dir):
+    for path in workloads.of_runs(runs).plot_files(runs, out_dir, force=force):
         click.echo(str(path))
 
 

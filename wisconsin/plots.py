@@ -138,17 +138,49 @@ def _subtitle(runs: list[Run]) -> str:
     )
 
 
-def save_figure(fig: Figure, out_dir: Path, name: str) -> list[Path]:
-    """Write fig as PNG and SVG (reproducible metadata), each atomically; return the paths."""
-    FigureCanvasAgg(fig)
+def _refuse(path: Path) -> WisconsinError:
+    return WisconsinError(f"{path} already exists; not overwriting it (plot --force replaces it)")
+
+
+def write_figures(figs: Sequence[tuple[Path, Figure]], *, force: bool = False) -> list[Path]:
+    """Write each (path without suffix, figure) as PNG and SVG; return the paths.
+
+    Every target is checked before anything is written: an existing file is refused unless
+    force. Each file is drawn under a temporary name in its directory and then renamed."""
+    targets = [
+        (fig, base.with_name(f"{base.name}.{ext}"), ext) for base, fig in figs for ext in FORMATS
+    ]
+    seen: set[Path] = set()
+    for _, final, _ in targets:
+        key = final.resolve()
+        if key in seen:  # two run files of one stem plotted into one directory
+            raise WisconsinError(
+                f"two figures would be written to {final}; plot these runs into separate directories"
+            )
+        seen.add(key)
+        if not force and os.path.lexists(final):
+            raise _refuse(final)
+    for d in dict.fromkeys(final.parent for _, final, _ in targets):
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WisconsinError(f"cannot create plot directory {d}: {exc}") from None
     written = []
-    for ext in FORMATS:
-        final = out_dir / f"{name}.{ext}"
-        tmp = out_dir / f".{name}.tmp-{os.getpid()}.{ext}"
+    for fig, final, ext in targets:
+        FigureCanvasAgg(fig)
+        tmp = final.with_name(f".{final.stem}.tmp-{os.getpid()}.{ext}")
         meta = {"Date": None} if ext == "svg" else {"Software": None}
         try:
             fig.savefig(tmp, format=ext, metadata=meta, dpi=110)
-            os.replace(tmp, final)
+            if force:
+                os.replace(tmp, final)
+            else:
+                # link() fails if the target appeared since the check: no silent overwrite.
+                os.link(tmp, final)
+        except FileExistsError:
+            raise _refuse(final) from None
+        except OSError as exc:
+            raise WisconsinError(f"cannot write {final}: {exc.strerror or exc}") from None
         finally:
             tmp.unlink(missing_ok=True)
         written.append(final)
@@ -192,31 +224,34 @@ def figures(runs: Run | Sequence[Run]) -> list[tuple[str, Figure]]:
 
 
 def plot_run(
-    runs: Run | Sequence[Run], out_dir: str | os.PathLike, stem: str = "run"
+    runs: Run | Sequence[Run],
+    out_dir: str | os.PathLike,
+    stem: str = "run",
+    *,
+    force: bool = False,
 ) -> list[Path]:
     """Write per-query speedup/scaleup figures, an overview grid and per-query timelines."""
     out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WisconsinError(f"cannot create plot directory {out}: {exc}") from None
-    written: list[Path] = []
     with matplotlib.rc_context(_RC):
-        for name, fig in figures(runs):
-            written += save_figure(fig, out, f"{stem}-{name}")
-    return written
+        return write_figures([(out / f"{stem}-{n}", f) for n, f in figures(runs)], force=force)
 
 
 def plot_files(
-    paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike | None = None
+    paths: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike | None = None,
+    *,
+    force: bool = False,
 ) -> list[Path]:
     """Plot run files next to the first of each configuration (or into out_dir), prefixed
-    with its file's stem; files of one configuration are pooled into one set of figures."""
+    with its file's stem; files of one configuration are pooled into one set of figures.
+    Every figure of every configuration is drawn before any is written."""
     runs = load_runs(paths)
     first = {id(r): Path(p) for p, r in zip(paths, runs, strict=True)}
-    written: list[Path] = []
+    figs: list[tuple[Path, Figure]] = []
     for group in group_runs(runs):
         p = first[id(group[0])]
         stem = p.stem if len(group) == 1 else f"{p.stem}-pooled{len(group)}"
-        written += plot_run(group, Path(out_dir) if out_dir is not None else p.parent, stem)
-    return written
+        out = Path(out_dir) if out_dir is not None else p.parent
+        figs += [(out / f"{stem}-{name}", fig) for name, fig in figures(group)]
+    with matplotlib.rc_context(_RC):
+        return write_figures(figs, force=force)

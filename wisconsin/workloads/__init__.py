@@ -6,7 +6,7 @@ A workload is a module with these entry points (imported on use, so `--help` sta
     DESCRIPTION                           one line, for `bench --workload` help
     owns(path) -> bool                    is this run file one of mine
     report_files(paths, fmt) -> str       `wisconsin report`
-    plot_files(paths, out_dir) -> [Path]  `wisconsin plot`
+    plot_files(paths, out_dir, force) -> [Path]  `wisconsin plot` (force: replace figures)
     compare_files(a, b, force, fmt) -> str  `wisconsin compare` (a, b: lists of run files)
     audit_file(path) -> [audit.Rule]      `wisconsin audit`
 

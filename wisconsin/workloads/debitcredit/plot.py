@@ -10,7 +10,7 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from wisconsin import WisconsinError
-from wisconsin.plots import save_figure
+from wisconsin.plots import write_figures
 from wisconsin.workloads.debitcredit import metrics
 from wisconsin.workloads.debitcredit.report import tandem_scaleup
 from wisconsin.workloads.debitcredit.runfile import DebitCreditRun, load
@@ -103,29 +103,39 @@ def _scaleup(run: DebitCreditRun, fig: Figure) -> None:
     ax.legend(fontsize=7)
 
 
-def plot_run(run: DebitCreditRun, out_dir: str | os.PathLike, stem: str = "run") -> list[Path]:
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WisconsinError(f"cannot create plot directory {out}: {exc}") from None
+def figures(run: DebitCreditRun) -> list[tuple[str, Figure]]:
+    """(name, figure): the response-time curves and the OLTP scaleup."""
     if not run.results:
         raise WisconsinError("DebitCredit run has no results to plot")
-    written = []
+    out = []
     with matplotlib.rc_context(_RC):
         for name, draw in (("response-time", _curve), ("oltp-scaleup", _scaleup)):
             fig = Figure(figsize=(5.5, 4.0))
             draw(run, fig)
             fig.tight_layout()
-            written += save_figure(fig, out, f"{stem}-{name}")
-    return written
+            out.append((name, fig))
+    return out
+
+
+def plot_run(
+    run: DebitCreditRun, out_dir: str | os.PathLike, stem: str = "run", *, force: bool = False
+) -> list[Path]:
+    out = Path(out_dir)
+    with matplotlib.rc_context(_RC):
+        return write_figures([(out / f"{stem}-{n}", f) for n, f in figures(run)], force=force)
 
 
 def plot_files(
-    paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike | None = None
+    paths: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike | None = None,
+    *,
+    force: bool = False,
 ) -> list[Path]:
-    written = []
+    """Every run's figures are drawn before any is written."""
+    figs = []
     for path in paths:
         p = Path(path)
-        written += plot_run(load(p), Path(out_dir) if out_dir is not None else p.parent, p.stem)
-    return written
+        out = Path(out_dir) if out_dir is not None else p.parent
+        figs += [(out / f"{p.stem}-{name}", fig) for name, fig in figures(load(p))]
+    with matplotlib.rc_context(_RC):
+        return write_figures(figs, force=force)

@@ -24,10 +24,10 @@ def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
     return report_files(paths, fmt)
 
 
-def plot_files(paths: Sequence[str | os.PathLike], out_dir=None) -> list[Path]:
+def plot_files(paths: Sequence[str | os.PathLike], out_dir=None, force: bool = False) -> list[Path]:
     from wisconsin.workloads.debitcredit.plot import plot_files
 
-    return plot_files(paths, out_dir)
+    return plot_files(paths, out_dir, force=force)
 
 
 def compare_files(a: Sequence, b: Sequence, force: bool = False, fmt: str = "text") -> str:
