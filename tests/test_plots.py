@@ -153,3 +153,49 @@ def test_two_runs_of_one_stem_into_one_directory_are_refused(tmp_path):
     with pytest.raises(WisconsinError, match="two figures would be written to"):
         plot_files([a, b], tmp_path / "out", force=True)
     assert not (tmp_path / "out").exists()
+
+
+def _interrupt_on_call(n, real):
+    calls = []
+
+    def fake(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == n:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    return fake
+
+
+@pytest.mark.parametrize("where", ["drawing", "publishing"])
+def test_ctrl_c_in_plot_leaves_no_figure_and_says_so(tmp_path, monkeypatch, where):
+    """All or nothing: a ^C takes back the figures this plot wrote, so "no figure was written"
+    is true (it once said "nothing was written" and left 2-7 figures)."""
+    import os
+
+    from matplotlib.figure import Figure
+
+    path = _scan_run(tmp_path)
+    figs = tmp_path / "figs"
+    if where == "drawing":
+        monkeypatch.setattr(Figure, "savefig", _interrupt_on_call(3, Figure.savefig))
+    else:
+        monkeypatch.setattr(os, "link", _interrupt_on_call(3, os.link))
+    res = _cli("plot", str(path), "--out-dir", str(figs))
+    assert res.exit_code == 130, res.output
+    assert res.output.strip() == "interrupted; no figure was written"
+    assert list(figs.iterdir()) == []  # neither figures nor temporary files
+
+
+def test_ctrl_c_in_plot_force_names_the_files_it_replaced(tmp_path, monkeypatch):
+    import os
+
+    path = _scan_run(tmp_path)
+    first = plot_files([path])
+    monkeypatch.setattr(os, "replace", _interrupt_on_call(3, os.replace))
+    res = _cli("plot", str(path), "--force")
+    assert res.exit_code == 130, res.output
+    assert res.output.strip() == (
+        f"interrupted; 2 figure files were already replaced: {first[0]}, {first[1]}"
+    )
+    assert sorted(tmp_path.iterdir()) == sorted([path, *first])

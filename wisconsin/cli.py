@@ -50,10 +50,17 @@ class _Group(click.Group):
                 if run_file
                 else "no run file was written"
             )
+            replaced = getattr(exc, "written", None)  # plot --force: ones renamed over old files
             what = {
                 "generate": "finished partitions are kept and the next generate resumes",
                 "bench": f"finished partitions are kept; {kept}",
                 "run": kept,
+                "plot": (
+                    f"{len(replaced)} figure files were already replaced: "
+                    + ", ".join(map(str, replaced))
+                    if replaced
+                    else "no figure was written"
+                ),
             }.get(ctx.invoked_subcommand or "", "nothing was written")
             click.echo(f"interrupted; {what}", err=True)
             sys.exit(130)

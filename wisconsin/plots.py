@@ -146,7 +146,9 @@ def write_figures(figs: Sequence[tuple[Path, Figure]], *, force: bool = False) -
     """Write each (path without suffix, figure) as PNG and SVG; return the paths.
 
     Every target is checked before anything is written: an existing file is refused unless
-    force. Each file is drawn under a temporary name in its directory and then renamed."""
+    force. All or nothing: every file is drawn under a temporary name in its directory, then
+    all are renamed; an error or ^C takes back what this call published (with force, files
+    already replaced stay, in the exception's `written`)."""
     targets = [
         (fig, base.with_name(f"{base.name}.{ext}"), ext) for base, fig in figs for ext in FORMATS
     ]
@@ -165,25 +167,42 @@ def write_figures(figs: Sequence[tuple[Path, Figure]], *, force: bool = False) -
             d.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise WisconsinError(f"cannot create plot directory {d}: {exc}") from None
-    written = []
-    for fig, final, ext in targets:
-        FigureCanvasAgg(fig)
-        tmp = final.with_name(f".{final.stem}.tmp-{os.getpid()}.{ext}")
-        meta = {"Date": None} if ext == "svg" else {"Software": None}
-        try:
+    staged: list[tuple[Path, Path]] = []  # (temporary, final)
+    written: list[Path] = []
+    current = targets[0][1] if targets else None  # the figure being written, for an error
+    try:
+        # Drawing is the slow part: all of it happens under temporary names first, so a ^C
+        # then leaves nothing; publishing is a rename per file.
+        for fig, final, ext in targets:
+            current = final
+            FigureCanvasAgg(fig)
+            tmp = final.with_name(f".{final.stem}.tmp-{os.getpid()}.{ext}")
+            staged.append((tmp, final))
+            meta = {"Date": None} if ext == "svg" else {"Software": None}
             fig.savefig(tmp, format=ext, metadata=meta, dpi=110)
+        for tmp, final in staged:
+            current = final
             if force:
                 os.replace(tmp, final)
             else:
                 # link() fails if the target appeared since the check: no silent overwrite.
                 os.link(tmp, final)
-        except FileExistsError:
-            raise _refuse(final) from None
-        except OSError as exc:
-            raise WisconsinError(f"cannot write {final}: {exc.strerror or exc}") from None
-        finally:
+            written.append(final)
+    except BaseException as exc:
+        if not force:  # each was created by this call (link() is exclusive): take them back
+            for final in written:
+                final.unlink(missing_ok=True)
+            written = []
+        # With --force the old files are gone either way: the replacements stay, named.
+        exc.written = written  # type: ignore[attr-defined]  # read by the CLI's ^C line
+        if isinstance(exc, FileExistsError):
+            raise _refuse(current) from None
+        if isinstance(exc, OSError):
+            raise WisconsinError(f"cannot write {current}: {exc.strerror or exc}") from None
+        raise
+    finally:
+        for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
-        written.append(final)
     return written
 
 
