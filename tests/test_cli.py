@@ -157,6 +157,33 @@ def test_export_writes_parquet_per_partition(data, tmp_path):
     one_line_error(invoke("export", data / "F2", "--out", tmp_path / "pq"), "already exists")
 
 
+def test_export_checks_every_file_before_writing_any(data, tmp_path):
+    """A user's part-001.parquet is refused before part-000 is written (it once was, leaving a
+    half-finished directory after the error)."""
+    out = tmp_path / "EX4"
+    out.mkdir()
+    (out / "part-001.parquet").write_text("p\n")
+    one_line_error(invoke("export", data / "F2", "--out", out), "part-001.parquet already exists")
+    assert [f.name for f in out.iterdir()] == ["part-001.parquet"]
+    assert (out / "part-001.parquet").read_text() == "p\n"
+
+
+def test_ctrl_c_in_export_leaves_no_part_file(data, tmp_path, monkeypatch):
+    real, calls = os.link, []
+
+    def link(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(os, "link", link)
+    r = CliRunner().invoke(cli, ["export", str(data / "F2"), "--out", str(tmp_path / "pq")])
+    assert r.exit_code == 130, r.output
+    assert r.output.strip() == "interrupted; no Parquet file was written"
+    assert list((tmp_path / "pq").iterdir()) == []
+
+
 def test_run_prints_summary_and_run_file(data, tmp_path):
     r = invoke(
         "run",

@@ -150,7 +150,7 @@ def test_replotting_is_refused_unless_force(tmp_path):
 def test_two_runs_of_one_stem_into_one_directory_are_refused(tmp_path):
     a = _scan_run(tmp_path / "a", seed=1)
     b = _scan_run(tmp_path / "b", seed=2)  # another configuration: its own figures
-    with pytest.raises(WisconsinError, match="two figures would be written to"):
+    with pytest.raises(WisconsinError, match="two outputs would be written to"):
         plot_files([a, b], tmp_path / "out", force=True)
     assert not (tmp_path / "out").exists()
 

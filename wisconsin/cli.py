@@ -55,6 +55,7 @@ class _Group(click.Group):
                 "generate": "finished partitions are kept and the next generate resumes",
                 "bench": f"finished partitions are kept; {kept}",
                 "run": kept,
+                "export": "no Parquet file was written",
                 "plot": (
                     f"{len(replaced)} figure files were already replaced: "
                     + ", ".join(map(str, replaced))

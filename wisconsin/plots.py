@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from wisconsin import WisconsinError, tandem
 from wisconsin.metrics import Point, as_runs, compute_points, machine_cores
+from wisconsin.outputs import write_all
 from wisconsin.report import group_runs, load_runs
 from wisconsin.runfile import QUERIES, Run
 
@@ -138,72 +139,21 @@ def _subtitle(runs: list[Run]) -> str:
     )
 
 
-def _refuse(path: Path) -> WisconsinError:
-    return WisconsinError(f"{path} already exists; not overwriting it (plot --force replaces it)")
-
-
 def write_figures(figs: Sequence[tuple[Path, Figure]], *, force: bool = False) -> list[Path]:
-    """Write each (path without suffix, figure) as PNG and SVG; return the paths.
-
-    Every target is checked before anything is written: an existing file is refused unless
-    force. All or nothing: every file is drawn under a temporary name in its directory, then
-    all are renamed; an error or ^C takes back what this call published (with force, files
-    already replaced stay, in the exception's `written`)."""
-    targets = [
+    """Write each (path without suffix, figure) as PNG and SVG, all or none (outputs.write_all);
+    an existing file is refused unless force. Return the paths."""
+    todo = [
         (fig, base.with_name(f"{base.name}.{ext}"), ext) for base, fig in figs for ext in FORMATS
     ]
-    seen: set[Path] = set()
-    for _, final, _ in targets:
-        key = final.resolve()
-        if key in seen:  # two run files of one stem plotted into one directory
-            raise WisconsinError(
-                f"two figures would be written to {final}; plot these runs into separate directories"
-            )
-        seen.add(key)
-        if not force and os.path.lexists(final):
-            raise _refuse(final)
-    for d in dict.fromkeys(final.parent for _, final, _ in targets):
-        try:
-            d.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise WisconsinError(f"cannot create plot directory {d}: {exc}") from None
-    staged: list[tuple[Path, Path]] = []  # (temporary, final)
-    written: list[Path] = []
-    current = targets[0][1] if targets else None  # the figure being written, for an error
-    try:
-        # Drawing is the slow part: all of it happens under temporary names first, so a ^C
-        # then leaves nothing; publishing is a rename per file.
-        for fig, final, ext in targets:
-            current = final
-            FigureCanvasAgg(fig)
-            tmp = final.with_name(f".{final.stem}.tmp-{os.getpid()}.{ext}")
-            staged.append((tmp, final))
-            meta = {"Date": None} if ext == "svg" else {"Software": None}
-            fig.savefig(tmp, format=ext, metadata=meta, dpi=110)
-        for tmp, final in staged:
-            current = final
-            if force:
-                os.replace(tmp, final)
-            else:
-                # link() fails if the target appeared since the check: no silent overwrite.
-                os.link(tmp, final)
-            written.append(final)
-    except BaseException as exc:
-        if not force:  # each was created by this call (link() is exclusive): take them back
-            for final in written:
-                final.unlink(missing_ok=True)
-            written = []
-        # With --force the old files are gone either way: the replacements stay, named.
-        exc.written = written  # type: ignore[attr-defined]  # read by the CLI's ^C line
-        if isinstance(exc, FileExistsError):
-            raise _refuse(current) from None
-        if isinstance(exc, OSError):
-            raise WisconsinError(f"cannot write {current}: {exc.strerror or exc}") from None
-        raise
-    finally:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-    return written
+
+    def draw(i: int, tmp: Path) -> None:
+        fig, _, ext = todo[i]
+        FigureCanvasAgg(fig)
+        meta = {"Date": None} if ext == "svg" else {"Software": None}
+        fig.savefig(tmp, format=ext, metadata=meta, dpi=110)
+
+    targets = [final for _, final, _ in todo]
+    return write_all(targets, draw, force=force, hint=" (plot --force replaces it)")
 
 
 def figures(runs: Run | Sequence[Run]) -> list[tuple[str, Figure]]:

@@ -543,25 +543,22 @@ def verify_table(table_dir: str | os.PathLike, deep: bool = False) -> tuple[Mani
 
 
 def export_parquet(table_dir: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:
-    """Write each local partition to out_dir/part-NNN.parquet (key order), atomically."""
+    """Write each local partition to out_dir/part-NNN.parquet (key order): all or none, and
+    none if any exists (outputs.write_all)."""
     import duckdb
 
+    from wisconsin.outputs import write_all
+
     m = read_manifest(table_dir)
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(f"cannot create {out}: {exc.strerror or exc}") from None
-    written = []
+    sources = []
     for p in m.parts:
         src = partition_path(table_dir, p)
         if p.worker or not src.is_file():
             raise StoreError(f"partition {p.index} is not on this machine ({src}); export it there")
-        dst = out / f"part-{p.index:03d}.parquet"
-        if dst.exists():
-            raise StoreError(f"{dst} already exists; not overwriting it")
-        tmp = out / f".{dst.name}.tmp-{os.getpid()}"
-        con = duckdb.connect(str(src), read_only=True, config={"threads": 1})
+        sources.append(src)
+
+    def copy(i: int, tmp: Path) -> None:
+        con = duckdb.connect(str(sources[i]), read_only=True, config={"threads": 1})
         try:
             con.execute(
                 f"COPY (SELECT * FROM {m.table} ORDER BY unique2) TO '{tmp}' "
@@ -569,6 +566,6 @@ def export_parquet(table_dir: str | os.PathLike, out_dir: str | os.PathLike) -> 
             )
         finally:
             con.close()
-        os.replace(tmp, dst)
-        written.append(dst)
-    return written
+
+    targets = [Path(out_dir) / f"part-{p.index:03d}.parquet" for p in m.parts]
+    return write_all(targets, copy, error=StoreError)

@@ -1,0 +1,73 @@
+"""Writing a set of output files all or nothing, never over a file that exists unasked."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from wisconsin import WisconsinError
+
+
+def write_all(
+    targets: Sequence[Path],
+    write: Callable[[int, Path], None],
+    *,
+    force: bool = False,
+    hint: str = "",
+    error: type[WisconsinError] = WisconsinError,
+) -> list[Path]:
+    """Write every target (write(i, tmp) fills a temporary path) or none; return the targets.
+
+    Every target is checked before anything is written: an existing one is refused (hint
+    follows the refusal) unless force. All are written under temporary names in their
+    directories, then all renamed; an error or ^C takes back what this call published (with
+    force, files already replaced stay, in the exception's `written`)."""
+    seen: set[Path] = set()
+    for final in targets:
+        key = final.resolve()
+        if key in seen:
+            raise error(f"two outputs would be written to {final}; write them to separate places")
+        seen.add(key)
+        if not force and os.path.lexists(final):
+            raise error(f"{final} already exists; not overwriting it{hint}")
+    for d in dict.fromkeys(final.parent for final in targets):
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise error(f"cannot create {d}: {exc.strerror or exc}") from None
+    staged: list[Path] = []
+    written: list[Path] = []
+    current = targets[0] if targets else None  # the file being written, for an error
+    try:
+        # Writing is the slow part: all of it happens under temporary names first, so a ^C
+        # then leaves nothing; publishing is a rename per file.
+        for i, final in enumerate(targets):
+            current = final
+            tmp = final.with_name(f".{final.stem}.tmp-{os.getpid()}{final.suffix}")
+            staged.append(tmp)
+            write(i, tmp)
+        for tmp, final in zip(staged, targets, strict=True):
+            current = final
+            if force:
+                os.replace(tmp, final)
+            else:
+                # link() fails if the target appeared since the check: no silent overwrite.
+                os.link(tmp, final)
+            written.append(final)
+    except BaseException as exc:
+        if not force:  # each was created by this call (link() is exclusive): take them back
+            for final in written:
+                final.unlink(missing_ok=True)
+            written = []
+        # With force the old files are gone either way: the replacements stay, named.
+        exc.written = written  # type: ignore[attr-defined]  # read by the CLI's ^C line
+        if isinstance(exc, FileExistsError):
+            raise error(f"{current} already exists; not overwriting it{hint}") from None
+        if isinstance(exc, OSError):
+            raise error(f"cannot write {current}: {exc.strerror or exc}") from None
+        raise
+    finally:
+        for tmp in staged:
+            tmp.unlink(missing_ok=True)
+    return written
