@@ -207,6 +207,54 @@ def test_run_prints_summary_and_run_file(data, tmp_path):
     assert r.exit_code == 0 and "Speedup" in r.output
 
 
+def test_a_budget_spent_before_the_first_timed_round_is_not_a_complete_run(data, tmp_path):
+    args = ["--data", data, "--partitions", "1", "--mode", "shared-memory", "--repeat", "1"]
+    r = invoke("run", *args, "--queries", "average", "--out", tmp_path, "--time-budget", "0.001")
+    one_line_error(r, "time budget (0.001 s) ran out before the first timed round", "--resume")
+    (path,) = tmp_path.glob("*.json")  # the cold warm-ups ran: kept, not complete
+    run = runfile.load(path)
+    assert run.status == "incomplete" and run.config.repeat == 0
+    assert run.stop_reason.startswith("time budget: 0 rounds")
+    assert not list(tmp_path.glob("*.journal"))
+    r = invoke("run", "--resume", path, "--time-budget", "600", "--quiet")
+    assert r.exit_code == 0, r.output
+    run = runfile.load(path)
+    assert run.status == "complete" and run.config.repeat == 1
+    assert run.config.time_budget_s == 600
+
+
+def test_a_budget_spent_before_anything_ran_writes_nothing(data, tmp_path):
+    r = invoke(
+        "run",
+        "--data",
+        data,
+        "--partitions",
+        "1",
+        "--mode",
+        "shared-memory",
+        "--cache",
+        "warm",
+        "--out",
+        tmp_path / "runs",
+        "--time-budget",
+        "1e-9",
+        "--quiet",
+    )  # fmt: skip  (1 ns: spent before the first round can start)
+    one_line_error(r, "time budget (1e-09 s) ran out before the first timed round")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_run_summary_without_times_prints_no_median(capsys):
+    from types import SimpleNamespace
+
+    from wisconsin.cli import _print_run_summary
+
+    m = SimpleNamespace(table="F1", query="scan", times=())
+    c = SimpleNamespace(mode="shared-memory", cache="cold", repeat=0)
+    _print_run_summary(SimpleNamespace(measurements=[m], config=c, stop_reason="x"))
+    assert "F1  scan -" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     "args, fragment",
     [

@@ -891,7 +891,8 @@ def _announce_bench(plan, data_dir: str, out: str) -> None:
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     metavar="SECONDS",
-    help="Start no round that would end after this many seconds (default: no limit).",
+    help="Start no round that would end after this many seconds (default: no limit; with "
+    "--resume, replaces the run's budget).",
 )
 @click.option(
     "--warmup",
@@ -970,7 +971,16 @@ def run_command(
     from wisconsin.runner import RunOptions, available_partitions, resume, run
 
     if resume_path is not None:
-        allowed = {"resume_path", "timeout", "quiet", "tls_ca", "tls_cert", "tls_key"}
+        # --time-budget: a run whose budget ran out before its first timed round needs more
+        allowed = {
+            "resume_path",
+            "timeout",
+            "time_budget",
+            "quiet",
+            "tls_ca",
+            "tls_cert",
+            "tls_key",
+        }
         given = [
             f"--{k.replace('_', '-')}"
             for k in ctx.params
@@ -983,7 +993,11 @@ def run_command(
             )
         with _progress(quiet) as progress:
             result, path = resume(
-                resume_path, progress=progress, tls=(tls_ca, tls_cert, tls_key), timeout_s=timeout
+                resume_path,
+                progress=progress,
+                tls=(tls_ca, tls_cert, tls_key),
+                timeout_s=timeout,
+                time_budget_s=time_budget,
             )
         _print_run_summary(result)
         click.echo(f"run file: {path}")
@@ -1064,7 +1078,8 @@ def _tables_to_run(data_dir: str, kinds, explicit: bool, partitions):
 def _print_run_summary(result) -> None:
     by_table: dict[str, list[str]] = {}
     for m in result.measurements:
-        by_table.setdefault(m.table, []).append(f"{m.query} {statistics.median(m.times) * 1e3:.1f}")
+        ms = f"{statistics.median(m.times) * 1e3:.1f}" if m.times else "-"  # none timed
+        by_table.setdefault(m.table, []).append(f"{m.query} {ms}")
     c = result.config
     click.echo(
         f"{c.mode}, {c.cache or 'warm'} cache, {c.repeat} rounds ({result.stop_reason}): "

@@ -328,11 +328,15 @@ def resume(
     *,
     timeout_s: float = 3600.0,
     tls: tuple = (None, None, None),
+    time_budget_s: float | None = None,
 ) -> tuple[Run, Path]:
     """Continue an incomplete run where it stopped; the complete run replaces its file.
-    The partial round it stopped in is finished in its recorded order."""
+    The partial round it stopped in is finished in its recorded order. time_budget_s
+    replaces the run's budget (the whole run's, time already spent included)."""
     out_path = Path(path)
     state = journal.load_for_resume(out_path)
+    if time_budget_s is not None:
+        state.base["config"]["time_budget_s"] = time_budget_s
     partial = state.to_run()
     c = partial.config
     address, security = None, None
@@ -370,7 +374,8 @@ def resume(
     state.base["notes"] = [
         *state.base.get("notes", []),
         f"resumed at {store.utc_now()} after {len(partial.rounds)} rounds had started "
-        f"({partial.stop_reason or 'the run had stopped'})",
+        f"({partial.stop_reason or 'the run had stopped'})"
+        + (f" with --time-budget {time_budget_s:g} s" if time_budget_s is not None else ""),
     ]
     journal.journal_path(out_path).unlink(missing_ok=True)
     state = journal.RunState(runfile.to_dict(state.to_run()), journal.journal_path(out_path))
@@ -463,6 +468,13 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
         interrupts.check()  # a ^C discarded after the last round (e.g. in engine.stop)
     except KeyboardInterrupt as exc:
         raise _incomplete(state, exc, out_path, notes, topology) from None
+    if loop.timed_rounds_done() == 0:  # e.g. the warm-ups used the whole budget: no times
+        spent = WisconsinError(
+            f"the time budget ({opts.time_budget_s:g} s) ran out before the first timed round"
+        )
+        raise _incomplete(
+            state, spent, out_path, notes, topology, why=reason, more=" --time-budget SECONDS"
+        )
     if own_baseline:
         notes.append("baseline: the F1 measurements themselves (shared-memory, threads = P = 1)")
     partial = state.to_run()
@@ -503,14 +515,17 @@ def _table_rank(names: list[str]):
     return rank
 
 
-def _incomplete(state, exc: BaseException, out_path: Path, notes, topology) -> BaseException:
-    """Write what was measured as an incomplete run file; the exception to raise."""
+def _incomplete(
+    state, exc: BaseException, out_path: Path, notes, topology, why: str = "", more: str = ""
+) -> BaseException:
+    """Write what was measured as an incomplete run file; the exception to raise. why: the
+    stop reason (default: from exc); more: what the resume command needs besides the file."""
     interrupted = is_interrupt(exc)
     if interrupted and not isinstance(exc, KeyboardInterrupt):
         exc = KeyboardInterrupt()  # DuckDB's form of a ^C: the CLI says "interrupted", exit 130
     # one line: a DuckDB or Dask message can run to several
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    why = "interrupted (^C)" if interrupted else f"failed: {first}"
+    why = why or ("interrupted (^C)" if interrupted else f"failed: {first}")
     if not state.reps and not state.warmups:
         state.close(remove=True)
         return exc if interrupted or isinstance(exc, WisconsinError) else WisconsinError(why)
@@ -527,6 +542,6 @@ def _incomplete(state, exc: BaseException, out_path: Path, notes, topology) -> B
         exc.run_file = str(path)
         return exc
     return WisconsinError(
-        f"{why.removeprefix('failed: ')}; what was measured is in {path} (incomplete): "
-        f"continue it with `wisconsin run --resume {path}`"
+        f"{first}; what was measured is in {path} (incomplete): "
+        f"continue it with `wisconsin run --resume {path}{more}`"
     )
