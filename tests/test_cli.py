@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -242,6 +243,32 @@ def test_a_budget_spent_before_anything_ran_writes_nothing(data, tmp_path):
     )  # fmt: skip  (1 ns: spent before the first round can start)
     one_line_error(r, "time budget (1e-09 s) ran out before the first timed round")
     assert not (tmp_path / "runs").exists()
+
+
+def _unwritable_outs(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    outs = [blocker / "runs", blocker / "r.json"]
+    # nothing can be created under /proc, even by root
+    return outs + ([Path("/proc/x"), Path("/proc/x.json")] if Path("/proc/self").exists() else [])
+
+
+def test_run_refuses_an_out_it_cannot_write_before_measuring(data, tmp_path):
+    for out in _unwritable_outs(tmp_path):
+        r = invoke("run", "--data", data, "--partitions", "1", "--out", out, "--quiet")
+        one_line_error(r, f"--out {out}: cannot write to")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+@pytest.mark.parametrize("workload", ["wisconsin", "debitcredit"])
+def test_bench_refuses_an_out_it_cannot_write_before_building(tmp_path, workload):
+    for out in _unwritable_outs(tmp_path):
+        r = invoke(
+            "bench", "--workload", workload, "--preset", "tiny", "--partitions", "1",
+            "--data", tmp_path / "data", "--out", out, "--quiet",
+        )  # fmt: skip
+        one_line_error(r, f"--out {out}: cannot write to")
+    assert not (tmp_path / "data").exists()
 
 
 def test_run_summary_without_times_prints_no_median(capsys):

@@ -741,9 +741,12 @@ def bench(
     from wisconsin.pipeline import BENCH_PARTITIONS, disk_plan, plan_sizes, preset_specs
     from wisconsin.pipeline import bench as run_bench
     from wisconsin.presets import get_preset
-    from wisconsin.runner import RunOptions
+    from wisconsin.runner import RunOptions, default_run_path
+    from wisconsin.store import check_writable
 
     started = time.monotonic()
+    # before the calibration probe and the build: both are wasted if no run file can be saved
+    check_writable(default_run_path(out, mode).parent, f"--out {out}")
     if time_budget is None and preset is None:
         time_budget = 780.0
     if cluster_address is None and worker_data is not None:

@@ -8,11 +8,11 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wisconsin import cluster, cost, engines, lock, plots, report
+from wisconsin import cluster, cost, engines, lock, plots, report, store
 from wisconsin.builds import Progress, build_tables
 from wisconsin.presets import Preset, get_preset
 from wisconsin.runfile import Run
-from wisconsin.runner import RunOptions, run
+from wisconsin.runner import RunOptions, default_run_path, run
 from wisconsin.schedule import OVERHEAD_MULTIPLE_MIN
 from wisconsin.store import TableSpec, generator
 
@@ -180,6 +180,9 @@ def bench(
     specs = [
         TableSpec(k, p.rows_for(k), n, seed) for k in options.kinds for n in options.partitions
     ]
+    # before the tables are built: a run file that cannot be written wastes the build
+    out_dir = default_run_path(options.out, options.mode).parent
+    store.check_writable(out_dir, f"--out {options.out}")
     eng = options.engine
     client = None
     if eng.cluster:

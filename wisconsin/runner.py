@@ -282,6 +282,7 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     out_path = default_run_path(opts.out, opts.mode)
     if out_path.exists() or journal.journal_path(out_path).exists():
         raise WisconsinError(f"{out_path} already exists; run files are never overwritten")
+    store.check_writable(out_path.parent, f"--out {opts.out}")
     manifests = load_tables(opts)
     _check_tables(opts, manifests)
     base = _skeleton(opts, manifests)

@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -260,6 +261,29 @@ def make_manifest(
 def utc_now() -> str:
     """The timestamp format of manifests and run files."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_writable(directory: str | os.PathLike, said: str) -> None:
+    """Refuse (one line, starting with said) a directory no file can be created in, before
+    anything is measured; leaves nothing behind. Creating is the test: root may write where
+    os.access says no, and nowhere under /proc."""
+    d = Path(directory)
+    made = [p for p in (d, *d.parents) if not p.exists()]  # innermost first
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=d, prefix=".wisconsin-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise StoreError(f"{said}: cannot write to {d} ({exc.strerror or exc})") from None
+    finally:
+        for p in made:
+            try:
+                p.rmdir()
+            except FileNotFoundError:
+                continue  # mkdir stopped short of it
+            except OSError:
+                break
 
 
 def write_manifest(table_dir: Path, manifest: Manifest) -> None:

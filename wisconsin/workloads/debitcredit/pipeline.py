@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 
 from wisconsin import WisconsinError, environment
-from wisconsin.store import utc_now
+from wisconsin.store import check_writable, utc_now
 from wisconsin.workloads.debitcredit import audit, histogram, schema
 from wisconsin.workloads.debitcredit.check import independent_check
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
@@ -202,6 +202,7 @@ def bench_command(
         raise WisconsinError("partition counts must be at least 1")
     if step_s <= 0:
         raise WisconsinError("--step-seconds must be positive")
+    check_writable(out, f"--out {out}")  # before minutes of measuring
     share, limit = RULES[rule]
     cfg = Config(
         partitions=tuple(partitions),
