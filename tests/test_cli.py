@@ -271,6 +271,39 @@ def test_bench_refuses_an_out_it_cannot_write_before_building(tmp_path, workload
     assert not (tmp_path / "data").exists()
 
 
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (
+            ["run", "--min-reps", "5", "--max-reps", "2"],
+            ["'--max-reps'", "2 is below --min-reps 5"],
+        ),
+        (["run", "--queries", ""], ["--queries '' names no query"]),
+        (["run", "--queries", " , "], ["names no query"]),
+        (["bench", "--preset", "tiny", "--min-reps", "5", "--max-reps", "2"], ["below --min-reps"]),
+        (["generate", "--kind", "F", "--rows", "99", "--partitions", "2,,4"], ["empty item"]),
+        (["generate", "--kind", "F", "--rows", "99", "--jobs", "0"], ["'--jobs'", "0 is not in"]),
+        (["generate", "--kind", "F", "--rows", "99", "--jobs", "-1"], ["'--jobs'", "-1 is not"]),
+    ],
+)
+def test_option_values_that_would_be_silently_changed_are_refused(data, tmp_path, args, fragments):
+    more = ["--data", data if args[0] == "run" else tmp_path / "new", "--quiet"]
+    more += ["--out", tmp_path / "out"] if args[0] != "generate" else []
+    one_line_error(invoke(*args, *more), *fragments)
+    assert not list(tmp_path.iterdir())  # refused before anything was written
+
+
+def test_run_options_with_max_reps_below_min_reps_are_refused():
+    from wisconsin.runner import RunOptions, validate
+
+    with pytest.raises(Exception, match="--max-reps 2 is below --min-reps 5"):
+        validate(RunOptions(data_dir="d", mode="shared-memory", min_reps=5, max_reps=2))
+
+
+def test_repair_refuses_zero_jobs(data):
+    one_line_error(invoke("repair", data / "F1", "--jobs", "0", "--quiet"), "'--jobs'")
+
+
 def test_run_summary_without_times_prints_no_median(capsys):
     from types import SimpleNamespace
 

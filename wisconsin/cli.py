@@ -111,8 +111,10 @@ def cli(ctx) -> None:
 def _int_list(ctx, param, value: str | None) -> tuple[int, ...] | None:
     if value is None:
         return None
+    if any(not v.strip() for v in value.split(",")):  # "2,,4" is a typo, not "2,4"
+        raise click.BadParameter(f"empty item in {value!r}: expected e.g. 1,2,4")
     try:
-        items = tuple(int(v) for v in value.split(",") if v.strip())
+        items = tuple(int(v) for v in value.split(","))
     except ValueError:
         raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
     if not items or any(i <= 0 for i in items):
@@ -255,6 +257,19 @@ def measurement_options(fn):
     return fn
 
 
+def _max_reps(min_reps: int, max_reps: int) -> int:
+    """--max-reps as given, refused below --min-reps (before bench builds anything); left at
+    its default, at least --min-reps."""
+    source = click.get_current_context().get_parameter_source("max_reps")
+    if source == click.core.ParameterSource.DEFAULT:
+        return max(min_reps, max_reps)
+    if max_reps < min_reps:
+        raise click.BadParameter(
+            f"{max_reps} is below --min-reps {min_reps}", param_hint="'--max-reps'"
+        )
+    return max_reps
+
+
 def data_option(help_text: str):
     return click.option(
         "--data",
@@ -380,7 +395,10 @@ def _progress(quiet: bool) -> Iterator:
 @SEED
 @data_option("Directory holding one sub-directory per table.")
 @click.option(
-    "--jobs", type=int, default=None, help="Concurrent builder processes (default: cores)."
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Concurrent builder processes (default: cores).",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar or progress lines.")
 @_cluster_options(worker_data=True)
@@ -547,7 +565,10 @@ def info(
 @cli.command()
 @click.argument("table_dir", type=click.Path())
 @click.option(
-    "--jobs", type=int, default=None, help="Concurrent builder processes (default: cores)."
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Concurrent builder processes (default: cores).",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_cluster_options(worker_data=False)
@@ -747,6 +768,7 @@ def bench(
     started = time.monotonic()
     # before the calibration probe and the build: both are wasted if no run file can be saved
     check_writable(default_run_path(out, mode).parent, f"--out {out}")
+    max_reps = _max_reps(min_reps, max_reps)
     if time_budget is None and preset is None:
         time_budget = 780.0
     if cluster_address is None and worker_data is not None:
@@ -799,7 +821,7 @@ def bench(
         engine=engine,
         cache=cache,
         min_reps=min_reps,
-        max_reps=max(min_reps, max_reps),
+        max_reps=max_reps,
         target_ci=target_ci,
     )
     with _progress(quiet) as progress:
@@ -1024,7 +1046,7 @@ def run_command(
         mode=mode,
         kinds=kinds,
         partitions=partitions,
-        queries=parse_queries(query_list) if query_list else QUERIES,
+        queries=parse_queries(query_list) if query_list is not None else QUERIES,
         scan_variant=scan_variant,
         repeat=repeat,
         warmup=warmup,
@@ -1032,7 +1054,7 @@ def run_command(
         engine=engine,
         cache=cache,
         min_reps=min_reps,
-        max_reps=max(min_reps, max_reps),
+        max_reps=_max_reps(min_reps, max_reps),
         target_ci=target_ci,
         time_budget_s=time_budget,
         order_seed=order_seed,

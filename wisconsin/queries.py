@@ -159,9 +159,11 @@ def statement(
 
 def parse_queries(text: str) -> tuple[str, ...]:
     items = tuple(dict.fromkeys(q.strip().lower() for q in text.split(",") if q.strip()))
-    bad = [q for q in items if q not in REGISTRY]
-    if bad or not items:
+    if not items:  # '' is not "every query": that is the option left out
         raise WisconsinError(
-            f"unknown query {', '.join(bad) or repr(text)}; choose from {', '.join(REGISTRY)}"
+            f"--queries {text!r} names no query; choose from {', '.join(REGISTRY)}"
         )
+    bad = [q for q in items if q not in REGISTRY]
+    if bad:
+        raise WisconsinError(f"unknown query {', '.join(bad)}; choose from {', '.join(REGISTRY)}")
     return items

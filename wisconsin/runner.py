@@ -82,7 +82,7 @@ class RunOptions:
         """(min, max) timed rounds."""
         if self.repeat is not None:
             return self.repeat, self.repeat
-        return self.min_reps, max(self.min_reps, self.max_reps)
+        return self.min_reps, self.max_reps
 
 
 def make_engine(mode: str, config: EngineConfig) -> Engine:
@@ -130,8 +130,10 @@ def validate(opts: RunOptions) -> None:
             f"unknown scan variant {opts.scan_variant!r}; choose from {', '.join(SCAN_VARIANTS)}"
         )
     lo, hi = opts.reps
-    if lo < 1 or opts.warmup < 0 or hi < lo:
-        raise WisconsinError("--min-reps/--repeat must be >= 1, --max-reps >= them, --warmup >= 0")
+    if lo < 1 or opts.warmup < 0:
+        raise WisconsinError("--min-reps/--repeat must be >= 1, --warmup >= 0")
+    if hi < lo:
+        raise WisconsinError(f"--max-reps {hi} is below --min-reps {lo}: give max >= min")
     if opts.target_ci <= 0 or (opts.time_budget_s is not None and opts.time_budget_s <= 0):
         raise WisconsinError("--target-ci and --time-budget must be positive")
     bad = [q for q in opts.queries if q not in REGISTRY]

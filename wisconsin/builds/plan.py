@@ -127,7 +127,7 @@ def build_tables(
     if client is None:
         from wisconsin.builds.local import LocalBuilds
 
-        jobs = jobs or default_jobs()
+        jobs = default_jobs() if jobs is None else jobs
         if jobs <= 0:
             raise StoreError(f"jobs must be positive, got {jobs}")
         data = Path(data_dir)
