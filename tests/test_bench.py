@@ -1,7 +1,9 @@
 from types import SimpleNamespace
 
+import pytest
 from click.testing import CliRunner
 
+from wisconsin import WisconsinError
 from wisconsin.cli import cli
 from wisconsin.pipeline import plan_sizes
 
@@ -45,3 +47,19 @@ def test_resume_takes_its_options_from_the_file(tmp_path):
     assert r.exit_code == 2 and "--resume takes its options from the run file" in r.output
     r = CliRunner().invoke(cli, ["run", "--resume", str(tmp_path / "x.json")])
     assert r.exit_code == 2 and "no such run file" in r.output
+
+
+def test_a_disk_budget_too_small_for_the_smallest_tables_is_refused_before_the_probe(tmp_path):
+    r = CliRunner().invoke(
+        cli,
+        ["bench", "--disk-budget", "1KB", "--data", str(tmp_path / "d"), "--out", str(tmp_path)],
+    )
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    (line,) = [x for x in r.output.splitlines() if x.strip()]
+    assert line.startswith("Error: --disk-budget 1.0 KB is too small") and "--preset" in line
+    assert not (tmp_path / "d").exists()  # not even the calibration probe's table
+
+
+def test_plan_sizes_refuses_a_disk_budget_no_tables_fit():
+    with pytest.raises(WisconsinError, match="--disk-budget .* is too small"):
+        plan_sizes(_probe(0.002), disk_budget=1024, time_budget_s=780)

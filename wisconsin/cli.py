@@ -759,7 +759,13 @@ def bench(
         return
     import time
 
-    from wisconsin.pipeline import BENCH_PARTITIONS, disk_plan, plan_sizes, preset_specs
+    from wisconsin.pipeline import (
+        BENCH_PARTITIONS,
+        check_disk_budget,
+        disk_plan,
+        plan_sizes,
+        preset_specs,
+    )
     from wisconsin.pipeline import bench as run_bench
     from wisconsin.presets import get_preset
     from wisconsin.runner import RunOptions, default_run_path
@@ -783,6 +789,7 @@ def bench(
         from wisconsin.environment import usable_cores
 
         parts = partitions or BENCH_PARTITIONS
+        check_disk_budget(disk_budget, parts)  # before the probe writes its table
         click.echo("calibrating this machine (a probe table, cold and warm scans, dispatch)...")
         found = probe(Path(data_dir) / "_probe", max_partitions=min(usable_cores(), max(parts)))
         plan = plan_sizes(

@@ -151,7 +151,8 @@ def estimate_tables(
     return estimate(data_dir, [(s, p) for s in specs for p in range(s.partitions)], jobs, cores)
 
 
-def _size(b: float) -> str:
+def size(b: float) -> str:
+    """Bytes in decimal units, e.g. 1.2 GB."""
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if abs(b) < 1000 or unit == "TB":
             return f"{b:.0f} {unit}" if unit == "B" else f"{b:.1f} {unit}"
@@ -171,15 +172,15 @@ def describe(e: Estimate) -> str:
     """One line: what the build will cost."""
     return (
         f"cost: {', '.join(e.tables)}: {e.rows:,} rows in {e.partitions} partitions, "
-        f"~{_size(e.disk_bytes)} of disk (table + copy + run headroom; "
-        f"{_size(e.free_bytes)} free), ~{_duration(e.seconds)} to build with {e.jobs} "
-        f"worker{'s' * (e.jobs != 1)}, ~{_size(e.peak_rss_bytes)} peak memory per worker"
+        f"~{size(e.disk_bytes)} of disk (table + copy + run headroom; "
+        f"{size(e.free_bytes)} free), ~{_duration(e.seconds)} to build with {e.jobs} "
+        f"worker{'s' * (e.jobs != 1)}, ~{size(e.peak_rss_bytes)} peak memory per worker"
     )
 
 
 def refusal(e: Estimate) -> str:
     """The one-line refusal of a build that does not fit the free disk."""
     return (
-        f"building {', '.join(e.tables)} needs ~{_size(e.disk_bytes)} of disk but {e.where} has "
-        f"{_size(e.free_bytes)} free; choose a smaller size or another --data"
+        f"building {', '.join(e.tables)} needs ~{size(e.disk_bytes)} of disk but {e.where} has "
+        f"{size(e.free_bytes)} free; choose a smaller size or another --data"
     )

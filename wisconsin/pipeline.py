@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wisconsin import cluster, cost, engines, lock, plots, report, store
+from wisconsin import WisconsinError, cluster, cost, engines, lock, plots, report, store
 from wisconsin.builds import Progress, build_tables
 from wisconsin.presets import Preset, get_preset
 from wisconsin.runfile import Run
@@ -29,6 +29,7 @@ STEP_OVERHEAD_S = 0.6
 ROUND_SCANS = 4.2
 GENERATE_ROWS_PER_S = 300_000.0  # both tables of a partition, 2 cores, measured
 SAFETY = 2.0  # sizes the shortest scan at SAFETY x the bound
+MIN_ROWS_PER_PARTITION = 1000  # the smallest G partition plan_sizes chooses
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,10 @@ def plan_sizes(
             f"{disk / 2**30:.1f} GB and ~{t / 60:.0f} min (budgets {disk_budget / 2**30:.1f} "
             f"GB, {time_budget_s / 60:.0f} min); using the largest that fit"
         )
-    lo, hi = 1000, max(g, 1000) * 64
+    lo = MIN_ROWS_PER_PARTITION
+    if cost(lo)[0] > disk_budget:  # the smallest tables would not fit either: none fit
+        raise WisconsinError(_too_small(disk_budget, cost(lo)[0], partitions))
+    hi = max(g, lo) * 64
     while hi - lo > max(1000, lo // 100):  # largest g within both budgets
         mid = (lo + hi) // 2
         d, tt = cost(mid)
@@ -108,6 +112,35 @@ def plan_sizes(
             f"reaching the bound needs ~{bound / 0.04 * cold_rate * cores * row_bytes * len(partitions) / 2**30:.0f} GB of F tables"
         )
     return Plan(f, g, tuple(partitions), disk, t, min_scan, bound, tuple(notes))
+
+
+def _too_small(disk_budget: int, need: int, partitions) -> str:
+    return (
+        f"--disk-budget {cost.size(disk_budget)} is too small: the smallest tables bench would "
+        f"build ({MIN_ROWS_PER_PARTITION:,} rows per partition, P = "
+        f"{','.join(map(str, partitions))}) take about {cost.size(need)}; give a larger "
+        "--disk-budget, fewer --partitions, or a --preset"
+    )
+
+
+def check_disk_budget(disk_budget: int, partitions: tuple[int, ...]) -> None:
+    """Refuse a --disk-budget the smallest calibrated tables do not fit in (wisconsin.cost's
+    file sizes), before the calibration probe writes anything."""
+    import psutil
+
+    cores = max(1, min(psutil.cpu_count(logical=True) or 1, max(partitions)))  # as the probe
+    g = MIN_ROWS_PER_PARTITION
+    need = sum(_table_bytes(g * cores, p) + _table_bytes(g * p, p) for p in partitions)
+    if need > disk_budget:
+        raise WisconsinError(_too_small(disk_budget, need, partitions))
+
+
+def _table_bytes(rows: int, partitions: int) -> int:
+    """Disk a table of rows in partitions takes (one size model for generate and bench)."""
+    return sum(
+        cost.file_bytes(hi - lo)
+        for lo, hi in (generator.partition_range(rows, p, partitions) for p in range(partitions))
+    )
 
 
 @dataclass(frozen=True)
@@ -140,13 +173,7 @@ def disk_plan(specs, data_dir: str, on_cluster: bool = False) -> DiskPlan:
         if (Path(data_dir) / s.name / MANIFEST).is_file():
             reused.append(s.name)
         else:
-            # one size model for generate and bench: wisconsin.cost
-            new += sum(
-                cost.file_bytes(hi - lo)
-                for lo, hi in (
-                    generator.partition_range(s.n, p, s.partitions) for p in range(s.partitions)
-                )
-            )
+            new += _table_bytes(s.n, s.partitions)
     where = Path(data_dir).absolute()
     while not where.exists():
         where = where.parent
