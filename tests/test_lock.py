@@ -157,3 +157,62 @@ def test_a_missing_directory_is_not_created_by_a_run(tmp_path):
     with lock.hold(tmp_path / "nope"):
         pass
     assert not (tmp_path / "nope").exists()
+
+
+SHARED_HOLDER = HOLDER.replace("lock.hold(sys.argv[1])", "lock.hold(sys.argv[1], shared=True)")
+
+
+@pytest.fixture(scope="module")
+def small_data(tmp_path_factory):
+    data = tmp_path_factory.mktemp("locked") / "data"
+    build_tables(data, [TableSpec("F", 2000, 2, 7)], jobs=1)
+    return data
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("repair", "{t}", "--quiet"), ("info", "{t}"), ("info", "--deep", "{t}"), ("export", "{t}")],
+)
+def test_repair_info_and_export_are_refused_while_a_run_holds_the_data(small_data, args):
+    # A repair (or a reader's read-only connection) would make the run's update fail to
+    # open its partition: "IO Error: Could not set lock on file".
+    from click.testing import CliRunner
+
+    from wisconsin.cli import cli
+
+    holder = _start_holder(small_data)
+    try:
+        argv = [a.format(t=small_data / "F2") for a in args]
+        if argv[0] == "export":
+            argv += ["--out", str(small_data.parent / "parquet")]
+        res = CliRunner().invoke(cli, argv)
+    finally:
+        holder.terminate()
+        holder.wait()
+    assert res.exit_code == 2, res.output
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "is in use by another wisconsin process" in res.stderr
+    assert f"pid {holder.pid} " in res.stderr
+    assert not (small_data.parent / "parquet").exists()
+
+
+def test_readers_share_the_lock_but_keep_writers_out(small_data):
+    from click.testing import CliRunner
+
+    from wisconsin.cli import cli
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SHARED_HOLDER, str(small_data)], stdout=subprocess.PIPE
+    )
+    assert proc.stdout.readline().strip() == b"held"
+    try:
+        info = CliRunner().invoke(cli, ["info", str(small_data / "F2")])
+        repair = CliRunner().invoke(cli, ["repair", str(small_data / "F2"), "--quiet"])
+        with pytest.raises(lock.DataDirBusy, match="reading its tables"), lock.hold(small_data):
+            pass
+    finally:
+        proc.terminate()
+        proc.wait()
+    assert info.exit_code == 0, info.output
+    assert repair.exit_code == 2 and "in use by another wisconsin process" in repair.stderr
+    assert CliRunner().invoke(cli, ["repair", str(small_data / "F2"), "--quiet"]).exit_code == 0

@@ -1,4 +1,4 @@
-"""One run (or generate) per data directory at a time.
+"""One run (or generate, or repair) per data directory at a time.
 
 The lock is ``fcntl.flock`` on ``<data>/.wisconsin.lock``: the kernel drops it when the
 holder exits, however it exits (a SIGKILLed run leaves the file but not the lock). The
@@ -6,6 +6,12 @@ holder writes its pid, host, command and start time into the file, so a refused 
 run can name it. The lock is re-entrant within one process (``bench`` generates, then
 runs), and advisory: it keeps `wisconsin` processes apart, nothing else. On NFS, flock
 works only where the server supports it: keep data directories on local disks.
+
+Commands that only read tables (`info`, `export`) take the lock shared: any number of them
+run together, but not beside a writer. They must not overlap a run either: a reader's
+read-only DuckDB connection holds a shared lock on the partition file, so a run that then
+opens it to update fails ("Could not set lock on file"), and a repair may replace the file
+under a reader. A shared holder writes no details (several may hold it at once).
 """
 
 from __future__ import annotations
@@ -38,15 +44,17 @@ def _holder_details(fd: int) -> str:
         d = json.loads(raw)
         return f"pid {d['pid']} on {d['host']} ({d['command']}), started {d['started_utc']}"
     except (OSError, ValueError, KeyError, TypeError):
-        return "another process (its details are not written yet)"
+        # Readers (info, export) hold the lock shared and write no details.
+        return "another process (one reading its tables, e.g. info or export, or one starting)"
 
 
 @contextlib.contextmanager
-def hold(data_dir: str | os.PathLike, create: bool = False) -> Iterator[None]:
+def hold(data_dir: str | os.PathLike, create: bool = False, shared: bool = False) -> Iterator[None]:
     """Hold the data directory's lock for the block, or DataDirBusy in one line.
 
     create: make the directory first (generate); otherwise a missing directory is not
     locked (there is nothing to protect, and the caller reports it).
+    shared: a reader's lock (info, export): refused only while a writer holds it.
     """
     root = Path(data_dir)
     if create:
@@ -58,7 +66,9 @@ def hold(data_dir: str | os.PathLike, create: bool = False) -> Iterator[None]:
         yield
         return
     key = os.path.realpath(root)
-    if key in _held:  # this process already holds it (bench: generate, then run)
+    # This process already holds it (bench: generate, then run; a run verifying a table).
+    # A shared hold is never upgraded: no command reads first and then writes.
+    if key in _held:
         fd, depth = _held[key]
         _held[key] = (fd, depth + 1)
         try:
@@ -71,15 +81,35 @@ def hold(data_dir: str | os.PathLike, create: bool = False) -> Iterator[None]:
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as exc:
-        raise WisconsinError(f"cannot lock {root}: {path}: {exc.strerror or exc}") from None
+        if shared:
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                # A directory this user cannot write to: reading it needs no lock, as
+                # no wisconsin process of ours can write there either.
+                yield
+                return
+        else:
+            raise WisconsinError(f"cannot lock {root}: {path}: {exc.strerror or exc}") from None
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             raise DataDirBusy(
                 f"{root} is in use by another wisconsin process: {_holder_details(fd)}; "
                 "wait for it to finish or stop it"
             ) from None
+        if shared:
+            # No writer holds it, so any description left is stale (a killed writer's):
+            # a refused writer must not name it.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+            _held[key] = (fd, 1)
+            try:
+                yield
+            finally:
+                del _held[key]
+            return
         me = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -100,9 +130,10 @@ def hold(data_dir: str | os.PathLike, create: bool = False) -> Iterator[None]:
         os.close(fd)  # releases the flock
 
 
-def locked(arg: str, create: bool = False) -> Callable:
+def locked(arg: str, create: bool = False, shared: bool = False, table: bool = False) -> Callable:
     """Decorator: hold the lock of the data directory given as the function's argument
-    named arg (a path, or an object with ``.data_dir``, e.g. RunOptions) for the call."""
+    named arg (a path, or an object with ``.data_dir``, e.g. RunOptions) for the call.
+    table: arg is a table directory; its data directory is the parent."""
 
     def deco(fn: Callable) -> Callable:
         sig = inspect.signature(fn)
@@ -110,7 +141,10 @@ def locked(arg: str, create: bool = False) -> Callable:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             value = sig.bind(*args, **kwargs).arguments[arg]
-            with hold(getattr(value, "data_dir", value), create=create):
+            data_dir = getattr(value, "data_dir", value)
+            if table:
+                data_dir = Path(data_dir).absolute().parent
+            with hold(data_dir, create=create, shared=shared):
                 return fn(*args, **kwargs)
 
         return wrapper

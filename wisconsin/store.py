@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import xxhash
 
-from wisconsin import WisconsinError, generator
+from wisconsin import WisconsinError, generator, lock
 
 MANIFEST_VERSION = 1
 TABLE = "wisconsin"
@@ -558,6 +558,8 @@ def check_table(table_dir: str | os.PathLike, m: Manifest | None = None) -> Mani
     return m
 
 
+# Shared: it opens partitions read-only, which would make a run's update fail to open them.
+@lock.locked("table_dir", shared=True, table=True)
 def verify_table(table_dir: str | os.PathLike, deep: bool = False) -> tuple[Manifest, list[str]]:
     """Read the manifest and check every local partition file against it (deep: also
     the full content digest of both tables)."""
@@ -566,6 +568,7 @@ def verify_table(table_dir: str | os.PathLike, deep: bool = False) -> tuple[Mani
     return m, [line for i in sorted(found) for line in found[i]]
 
 
+@lock.locked("table_dir", shared=True, table=True)  # as verify_table
 def export_parquet(table_dir: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:
     """Write each local partition to out_dir/part-NNN.parquet (key order): all or none, and
     none if any exists (outputs.write_all)."""

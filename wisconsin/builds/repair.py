@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from wisconsin import expect, store
+from wisconsin import expect, lock, store
 from wisconsin.builds import writer
 from wisconsin.builds.plan import Progress, counter, default_jobs, memory_per_job, prepare_table_dir
 from wisconsin.store import Manifest, StoreError
@@ -28,6 +28,7 @@ def plan_repair(table_dir: str | os.PathLike, m: Manifest) -> dict[int, list[str
     return {i: problems for i, problems in sorted(found.items()) if problems}
 
 
+@lock.locked("table_dir", table=True)  # it rewrites partitions a run may have open
 def repair_table(
     table_dir: str | os.PathLike,
     jobs: int | None = None,
