@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -669,3 +670,51 @@ def test_usage_errors_are_one_line(tmp_path):
         assert out.returncode == 2, args
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
         assert out.stderr.startswith("Error: ") and "--help" in out.stderr
+
+
+def _all_walls(value):
+    def edit(d):
+        for m in d["measurements"] + d["baseline"]:
+            for r in [m["warmup"], *m["repetitions"]]:
+                r["wall_s"] = value
+
+    return edit
+
+
+def _first_rep(field, value):
+    return lambda d: d["measurements"][0]["repetitions"][0].__setitem__(field, value)
+
+
+@pytest.mark.parametrize(
+    "edit, fragment",
+    [
+        (_first_rep("wall_s", "x"), 'measurements[0].repetitions[0].wall_s is "x", not a number'),
+        (_first_rep("wall_s", None), "measurements[0].repetitions[0].wall_s is null"),
+        (_first_rep("wall_s", -0.5), "measurements[0].repetitions[0].wall_s is -0.5"),
+        (_all_walls(0), "wall_s is 0.0, not a finite number of seconds > 0"),
+        (lambda d: d["measurements"][0].__setitem__("partitions", 0), "partitions is 0"),
+        (lambda d: d["measurements"][0].__setitem__("rows", True), "rows is true"),
+        (lambda d: d["config"].__setitem__("max_reps", "x"), 'config.max_reps is "x"'),
+    ],
+)
+@pytest.mark.parametrize("command", ["report", "plot", "compare", "audit"])
+def test_hand_edited_run_files_are_one_line(tmp_path, request, command, edit, fragment):
+    good = request.config.rootpath / "tests/fixtures/run_v2.json"
+    data = json.loads(good.read_text())
+    edit(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    args = [bad, good] if command == "compare" else [bad]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. numpy's RuntimeWarning on a negative time
+        r = invoke(command, *args)
+    one_line_error(r, f"{bad}: not a valid run file: ", fragment)
+
+
+def test_resume_of_a_hand_edited_run_file_is_one_line(tmp_path, request):
+    data = json.loads((request.config.rootpath / "tests/fixtures/run_v2.json").read_text())
+    data.update(status="incomplete", stop_reason="interrupted (^C)")
+    data["config"]["max_reps"] = "x"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    one_line_error(invoke("run", "--resume", bad), "not a valid run file: config.max_reps")
