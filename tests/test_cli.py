@@ -143,6 +143,32 @@ def test_info_corrupt_manifest(data, tmp_path, content, fragment):
     one_line_error(invoke("info", target), fragment)
 
 
+@pytest.mark.parametrize(
+    "edit, fragment",
+    [
+        (lambda d: d["parts"][0].__setitem__("rows", "x"), 'parts[0].rows is "x", not int'),
+        (lambda d: d["parts"][1].__setitem__("lo", 1.5), "parts[1].lo is 1.5, not int"),
+        (lambda d: d.__setitem__("partitions", True), "partitions is true, not int"),
+        (lambda d: d.__setitem__("kind", 7), "kind is 7, not str"),
+        (lambda d: d.__setitem__("storage", []), "storage is [], not dict"),
+        (lambda d: d["parts"][0].__setitem__("checksum", None), "checksum is null, not str"),
+    ],
+)
+def test_hand_edited_manifest_is_one_line(data, tmp_path, edit, fragment):
+    target = tmp_path / "d"
+    shutil.copytree(data, target)
+    manifest = target / "F2" / "manifest.json"
+    m = json.loads(manifest.read_text())
+    edit(m)
+    manifest.write_text(json.dumps(m))
+    for args in (
+        ["info", target / "F2"],
+        ["info", "--no-verify", target / "F2"],
+        ["run", "--data", target, "--tables", "F", "--partitions", "2", "--quiet"],
+    ):
+        one_line_error(invoke(*args), "corrupt manifest", fragment)
+
+
 def test_info_missing_table(tmp_path):
     one_line_error(invoke("info", tmp_path / "nope"), "no such table directory")
 
