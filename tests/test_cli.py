@@ -744,3 +744,25 @@ def test_resume_of_a_hand_edited_run_file_is_one_line(tmp_path, request):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
     one_line_error(invoke("run", "--resume", bad), "not a valid run file: config.max_reps")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "{a}", "{a}"],
+        ["report", "{a}", "{b}", "{dot_a}"],
+        ["plot", "{a}", "{a}"],
+        ["compare", "{a}", "{a}"],
+        ["compare", "{a}", "{b}", "--with-b", "{dot_a}"],
+    ],
+)
+def test_one_run_file_given_twice_is_refused(request, tmp_path, monkeypatch, args):
+    root = request.config.rootpath
+    monkeypatch.chdir(root)
+    paths = {
+        "a": "tests/fixtures/run_v2.json",
+        "b": "tests/fixtures/run_v2_b.json",
+        "dot_a": "./tests/fixtures/run_v2.json",
+    }
+    r = invoke(*[a.format(**paths) for a in args])
+    one_line_error(r, "run_v2.json is given twice", "each run file counts once")

@@ -1,5 +1,6 @@
 import dataclasses
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -127,7 +128,7 @@ def test_cli_compare_bad_file_is_one_line_exit_2(name):
     assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
 
 
-def test_pooled_sides_widen_the_interval_and_cli_takes_replicates():
+def test_pooled_sides_widen_the_interval_and_cli_takes_replicates(tmp_path):
     a, b = load(FIX / "run_v2.json"), load(FIX / "run_v2_b.json")
     one = {(r.table, r.query): r for r in compare_runs(a, b).rows}
     pooled = {(r.table, r.query): r for r in compare_runs([a, b], [b, a]).rows}
@@ -135,7 +136,9 @@ def test_pooled_sides_widen_the_interval_and_cli_takes_replicates():
     assert rp.reps_a == rp.reps_b == 10
     assert rp.time_ratio.hi - rp.time_ratio.lo >= r1.time_ratio.hi - r1.time_ratio.lo
     args = [str(FIX / "run_v2.json"), str(FIX / "run_v2_b.json")]
-    res = _cli("compare", *args, "--with-a", args[1], "--with-b", args[0])
+    # copies: one file given twice is refused (it is not two runs)
+    more = [shutil.copy(p, tmp_path / f"copy-{Path(p).name}") for p in reversed(args)]
+    res = _cli("compare", *args, "--with-a", str(more[0]), "--with-b", str(more[1]))
     assert res.exit_code == 0 and "2 runs pooled" in res.output
     with pytest.raises(WisconsinError, match="not of one configuration"):
         compare_runs([a, load(FIX / "run_a.json")], b)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 from click.testing import CliRunner
 
@@ -41,7 +42,8 @@ def test_bench_debitcredit_end_to_end(tmp_path):
     assert [row["P"] for row in json.loads(rep.output)] == [1, 2]
     figs = CliRunner().invoke(cli, ["plot", str(path), "--out-dir", str(tmp_path / "figs")])
     assert figs.exit_code == 0 and len(figs.output.split()) == 4
-    cmp = CliRunner().invoke(cli, ["compare", str(path), str(path), "--format", "json"])
+    twin = shutil.copy(path, tmp_path / "twin.json")  # the same file twice is refused
+    cmp = CliRunner().invoke(cli, ["compare", str(path), str(twin), "--format", "json"])
     assert cmp.exit_code == 0, cmp.output
     assert [(r["P"], r["peak_ratio"]["median"]) for r in json.loads(cmp.output)] == [
         (1, 1.0),

@@ -49,7 +49,18 @@ def of_run(path: str | os.PathLike) -> str:
 
 
 def of_runs(paths: Sequence[str | os.PathLike]) -> ModuleType:
-    """The one workload of these run files; WisconsinError if they mix workloads."""
+    """The one workload of these run files; WisconsinError if they mix workloads or name
+    one file twice."""
+    seen: dict[str, int] = {}
+    for i, p in enumerate(paths):
+        # One file given twice would be pooled as two independent replicates (or compared
+        # with itself), narrowing intervals it has no evidence for.
+        first = paths[seen.setdefault(os.path.realpath(p), i)]
+        if seen[os.path.realpath(p)] != i:
+            same = "" if str(first) == str(p) else f" (as {first})"
+            raise WisconsinError(
+                f"{p} is given twice{same}: each run file counts once; give distinct runs"
+            )
     names = {of_run(p) for p in paths}
     if len(names) > 1:
         raise WisconsinError(
