@@ -406,6 +406,18 @@ def test_bench_end_to_end_tiny(tmp_path):
         "--quiet",
     )
     assert r.exit_code == 0 and "reused F1, F2, G1, G2" in r.output
+    assert len(list((tmp_path / "runs").glob("*.report.html"))) == 2
+    assert not [p for p in (tmp_path / "runs").iterdir() if ".tmp" in p.name]
+    # A page the user has under the report's name is never replaced; the run file is kept.
+    mine = tmp_path / "runs" / "mine.report.html"
+    mine.write_text("my page")
+    r = invoke(
+        "bench", "--preset", "tiny", "--partitions", "1,2", "--repeat", "1",
+        "--data", tmp_path / "data", "--out", tmp_path / "runs" / "mine.json",
+        "--mode", "shared-memory", "--quiet",
+    )  # fmt: skip
+    one_line_error(r, "mine.report.html already exists; not overwriting it")
+    assert mine.read_text() == "my page" and (tmp_path / "runs" / "mine.json").is_file()
 
 
 def test_installed_command_smoke(tmp_path):

@@ -8,7 +8,17 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wisconsin import WisconsinError, cluster, cost, engines, lock, plots, report, store
+from wisconsin import (
+    WisconsinError,
+    cluster,
+    cost,
+    engines,
+    lock,
+    outputs,
+    plots,
+    report,
+    store,
+)
 from wisconsin.builds import Progress, build_tables
 from wisconsin.presets import Preset, get_preset
 from wisconsin.runfile import Run
@@ -234,12 +244,12 @@ def bench(
     result, path = run(options, progress=progress)
     text = report.render_report([result], "text")
     report_path = path.with_suffix(".report.txt")
-    tmp = report_path.with_name(f".{report_path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(report_path)
+    # Never a half-written page under its final name, never one a user had replaced.
+    outputs.write_all([report_path], lambda _i, tmp: tmp.write_text(text))
     figures = plots.plot_run(result, path.parent, stem=path.stem)
     html_path = path.with_suffix(".report.html")  # one self-contained page (issue 9)
-    html_path.write_text(report.render_report([result], "html"))
+    html = report.render_report([result], "html")
+    outputs.write_all([html_path], lambda _i, tmp: tmp.write_text(html))
     return BenchResult(
         run=result,
         run_path=path,
