@@ -217,7 +217,13 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
         proc.terminate()
     for proc in procs:
         proc.join(timeout=30)
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
+    if manager is not None:
+        # Let it finish closing its wakeup pipe now: at interpreter exit, Python 3.11's
+        # concurrent.futures wakes it without a lock, and a pipe it closes meanwhile made
+        # "Exception ignored in: <module 'threading'> ... Bad file descriptor" follow the ^C line.
+        manager.join(timeout=30)
 
 
 def _remove_temp_files(table_dirs) -> None:
