@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from wisconsin import WisconsinError, __version__, engines, interrupts, is_interrupt
+from wisconsin import WisconsinError, __version__, engines, interrupts
 from wisconsin.workloads import NAMES as WORKLOAD_NAMES
 
 click.ClickException.exit_code = 2
@@ -28,7 +28,8 @@ class _Group(click.Group):
             try:
                 done = super().invoke(ctx)
             except RuntimeError as exc:
-                if is_interrupt(exc):  # DuckDB's form of a ^C during a query in this process
+                # DuckDB's form of a ^C during a query in this process
+                if interrupts.is_interrupt(exc):
                     raise KeyboardInterrupt from None
                 raise
             interrupts.check()  # a ^C raised where Python discarded it is still a ^C

@@ -35,7 +35,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from wisconsin import WisconsinError, is_interrupt
+from wisconsin import WisconsinError
+from wisconsin.interrupts import is_interrupt
 from wisconsin.queries import Statement
 
 LOG_DIR = "_txlog"

@@ -52,6 +52,15 @@ def recorded() -> Iterator[None]:
         _seen.clear()  # library use after the command is not interrupted by it
 
 
+def is_interrupt(exc: BaseException) -> bool:
+    """A ^C, however it surfaced: a ^C while DuckDB runs a query in this process's main thread
+    is turned by DuckDB's Python client into RuntimeError("Query interrupted"), not
+    KeyboardInterrupt (DuckDB 1.x-2.x)."""
+    return isinstance(exc, KeyboardInterrupt) or (
+        type(exc) is RuntimeError and str(exc) == "Query interrupted"
+    )
+
+
 def check() -> None:
     """Raise KeyboardInterrupt if a ^C was recorded: one raised where it was discarded is
     raised again here. Never raises outside recorded() (library use)."""

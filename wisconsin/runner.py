@@ -30,7 +30,6 @@ from wisconsin import (
     engines,
     environment,
     interrupts,
-    is_interrupt,
     journal,
     lock,
     runfile,
@@ -523,7 +522,7 @@ def _incomplete(
 ) -> BaseException:
     """Write what was measured as an incomplete run file; the exception to raise. why: the
     stop reason (default: from exc); more: what the resume command needs besides the file."""
-    interrupted = is_interrupt(exc)
+    interrupted = interrupts.is_interrupt(exc)
     if interrupted and not isinstance(exc, KeyboardInterrupt):
         exc = KeyboardInterrupt()  # DuckDB's form of a ^C: the CLI says "interrupted", exit 130
     # one line: a DuckDB or Dask message can run to several
