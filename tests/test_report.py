@@ -201,3 +201,18 @@ def test_header_says_when_the_machine_hands_freed_memory_to_its_host(tmp_path):
     runfile.save(vm, path)
     text = report_files([path], "text")
     assert "Memory" in text and "free page reporting" in text
+
+
+def test_header_says_when_the_kernel_pages_out_idle_memory(tmp_path):
+    import dataclasses
+
+    from wisconsin import runfile
+
+    run = runfile.load(FIX / "run_a.json")
+    assert run.environment.proactive_reclaim is None  # older run files: not recorded
+    assert "DAMON" not in render_report([run], "text")
+    env = dataclasses.replace(run.environment, proactive_reclaim=True)
+    path = tmp_path / "damon.json"
+    runfile.save(dataclasses.replace(run, environment=env), path)
+    text = report_files([path], "text")
+    assert "Memory" in text and "DAMON pageout" in text

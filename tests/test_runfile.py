@@ -73,3 +73,27 @@ def test_free_page_reporting_is_read_from_the_kernel_counter(tmp_path, monkeypat
     counter.write_text("832592924\n")
     assert environment.free_page_reporting() is True
     assert isinstance(environment.capture().free_page_reporting, bool)
+
+
+def test_proactive_reclaim_is_a_running_damon_pageout_scheme(tmp_path, monkeypatch):
+    from wisconsin import environment
+
+    if environment.platform.system() != "Linux":
+        pytest.skip("Linux only")
+    root = tmp_path / "kdamonds"
+    monkeypatch.setattr(environment, "DAMON_KDAMONDS", str(root))
+    monkeypatch.setattr(environment, "DAMON_RECLAIM", str(tmp_path / "enabled"))
+    assert environment.proactive_reclaim() is False  # no DAMON in the kernel
+    scheme = root / "0" / "contexts" / "0" / "schemes" / "0"
+    scheme.mkdir(parents=True)
+    (root / "nr_kdamonds").write_text("1\n")
+    (root / "0" / "state").write_text("off\n")
+    (scheme / "action").write_text("pageout\n")
+    assert environment.proactive_reclaim() is False  # configured, not running
+    (root / "0" / "state").write_text("on\n")
+    assert environment.proactive_reclaim() is True
+    (scheme / "action").write_text("stat\n")
+    assert environment.proactive_reclaim() is False  # monitoring only: nothing paged out
+    (tmp_path / "enabled").write_text("Y\n")
+    assert environment.proactive_reclaim() is True  # the damon_reclaim module
+    assert environment.capture().proactive_reclaim in (True, False, None)

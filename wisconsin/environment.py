@@ -79,6 +79,40 @@ def free_page_reporting() -> bool | None:
         return None
 
 
+DAMON_KDAMONDS = "/sys/kernel/mm/damon/admin/kdamonds"
+DAMON_RECLAIM = "/sys/module/damon_reclaim/parameters/enabled"
+
+
+def proactive_reclaim() -> bool | None:
+    """Whether the kernel pages out memory that has sat idle, unasked: a running DAMON
+    monitor with a `pageout` scheme (as this project's Firecracker VMs have: page cache idle
+    for seconds to minutes is dropped) or the damon_reclaim module. False when the kernel has
+    neither; None off Linux or when it cannot be read."""
+    if platform.system() != "Linux":
+        return None
+    try:
+        if Path(DAMON_RECLAIM).read_text().strip() in ("Y", "1"):
+            return True
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    root = Path(DAMON_KDAMONDS)
+    try:
+        for kdamond in root.iterdir():
+            state = kdamond / "state"
+            if not kdamond.is_dir() or not state.exists() or state.read_text().strip() != "on":
+                continue
+            for action in kdamond.glob("contexts/*/schemes/*/action"):
+                if action.read_text().strip() == "pageout":
+                    return True
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return None
+    return False
+
+
 def capture() -> Environment:
     return Environment(
         tool_version=__version__,
@@ -95,4 +129,5 @@ def capture() -> Environment:
         usable_cores=usable_cores(),
         memory_bytes=psutil.virtual_memory().total,
         free_page_reporting=free_page_reporting(),
+        proactive_reclaim=proactive_reclaim(),
     )

@@ -117,6 +117,11 @@ FREE_PAGE_REPORTING_NOTE = (
     "page-cache pages back in through the hypervisor, which adds system time to every cold "
     "scan and varies between runs (docs/performance.md, 'Repeatability')"
 )
+PROACTIVE_RECLAIM_NOTE = (
+    "the kernel pages out memory left idle (DAMON pageout): page cache a run did not touch "
+    "for seconds to minutes is dropped unasked, so only data read right before a statement "
+    "is sure to be resident (docs/methodology.md, 'Cache state')"
+)
 
 
 def _header(runs: list[Run], cores: int) -> list[tuple[str, str]]:
@@ -197,6 +202,8 @@ def _header(runs: list[Run], cores: int) -> list[tuple[str, str]]:
             lines.append(("Status", f"{r.started_utc}: {r.status}; {r.stop_reason or '-'}"))
     if env.free_page_reporting:
         lines.append(("Memory", FREE_PAGE_REPORTING_NOTE))
+    if env.proactive_reclaim:
+        lines.append(("Memory", PROACTIVE_RECLAIM_NOTE))
     if topo.rtt_s is not None:
         lines.append(("Round trip", f"{topo.rtt_s * 1e3:.2f} ms coordinator <-> worker"))
     for note in dict.fromkeys(n for r in runs for n in r.notes):

@@ -134,6 +134,9 @@ class Environment:
     # virtio-balloon on Firecracker): cold reads then fault pages in through the hypervisor.
     # None: not recorded (older run files) or not knowable here.
     free_page_reporting: bool | None = None
+    # The kernel pages out idle memory on its own (a DAMON `pageout` scheme): page cache a
+    # run left idle shrinks within minutes, and the freed pages go the host's way too.
+    proactive_reclaim: bool | None = None
 
 
 @dataclass(frozen=True)
