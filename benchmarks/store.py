@@ -17,6 +17,9 @@ CHECKPOINT, close, fsync):
                   timed), read through a RecordBatchReader as build_partition does; then
                   connect, the same DDL and INSERTs, CHECKPOINT, close, fsync. No digest,
                   no rename, no marker.
+  generator -> raw writer
+                  the raw writer fed by the generator as it generates (no digest, no
+                  expected answers, no marker): what generating the rows alone adds.
   PK up front     generate+store as build_partition did before 86f902a: PRIMARY KEY
                   declared in CREATE TABLE, maintained during the load.
   overlapped      generate+store with generation + digest in a producer thread feeding
@@ -116,6 +119,22 @@ def raw_write(
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
     return time.perf_counter() - t0
+
+
+class _Generated:
+    """The generator's rows as raw_write takes a table: to_reader() reads them as generated."""
+
+    def __init__(self, n: int, seed: int) -> None:
+        self.n, self.seed = n, seed
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        rows = generator.generate(self.n, self.seed, 0, self.n, batch_rows=writer.BATCH_ROWS)
+        return pa.RecordBatchReader.from_batches(generator.arrow_schema(), rows)
+
+
+def gen_raw_write(tdir: Path, n: int, seed: int) -> float:
+    permutation.cache_clear()  # per-(n, seed) setup counts, as in gen_store
+    return raw_write(tdir / "g.duckdb", _Generated(n, seed))
 
 
 def gen_store(tdir: Path, n: int, seed: int, config: dict | None = None, **kw) -> float:
@@ -334,6 +353,7 @@ def main() -> None:
         sides = {
             "generate only (+digest)": lambda: gen_only(n, args.seed),
             "raw writer": lambda: fresh(root, lambda d: raw_write(d / "raw.duckdb", data)),
+            "generator -> raw writer": lambda: fresh(root, gen_raw_write, n, args.seed),
             "generate+store": lambda: fresh(root, gen_store, n, args.seed),
             "generate+store, old settings": lambda: fresh(
                 root, gen_store, n, args.seed, OLD_CONFIG
