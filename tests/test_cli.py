@@ -742,7 +742,8 @@ def test_hand_edited_run_files_are_one_line(tmp_path, request, command, edit, fr
     edit(data)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    args = [bad, good] if command == "compare" else [bad]
+    # compared with another run: beside good, an edited copy of it is refused as good again
+    args = [bad, good.with_name("run_v2_b.json")] if command == "compare" else [bad]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # e.g. numpy's RuntimeWarning on a negative time
         r = invoke(command, *args)
@@ -778,3 +779,37 @@ def test_one_run_file_given_twice_is_refused(request, tmp_path, monkeypatch, arg
     }
     r = invoke(*[a.format(**paths) for a in args])
     one_line_error(r, "run_v2.json is given twice", "each run file counts once")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "{a}", "{copy}"],
+        ["plot", "--out-dir", "{figs}", "{a}", "{b}", "{copy}"],
+        ["compare", "{a}", "{copy}"],
+        ["compare", "{a}", "{b}", "--with-b", "{copy}"],
+    ],
+)
+@pytest.mark.parametrize("a, b", [("run_v2.json", "run_v2_b.json"), ("run_a.json", "run_b.json")])
+def test_a_copy_of_a_run_file_under_another_name_is_refused(request, tmp_path, args, a, b):
+    fixtures = request.config.rootpath / "tests/fixtures"
+    paths = {"a": fixtures / a, "b": fixtures / b, "figs": tmp_path / "figs"}
+    # re-indented, with a note of its own: still what that run measured (schema 1 and 2)
+    data = json.loads(paths["a"].read_text())
+    data["notes"] = [*data.get("notes", []), "copied for a colleague"]
+    paths["copy"] = tmp_path / "renamed.json"
+    paths["copy"].write_text(json.dumps(data))
+    r = invoke(*[x.format(**paths) for x in args])
+    one_line_error(r, f"{paths['a']} and {paths['copy']} are the same run", "counts once")
+    assert not paths["figs"].exists()
+
+
+def test_distinct_runs_are_not_taken_for_copies(request):
+    from wisconsin.workloads import identity
+
+    fixtures = request.config.rootpath / "tests/fixtures"
+    runs = sorted(fixtures.glob("run_*.json"))
+    assert len({identity(p) for p in runs} - {None}) == len(runs) >= 7
+    # run_a and run_shm started in the same second on the same host, and are still two runs
+    r = invoke("report", "--format", "json", fixtures / "run_a.json", fixtures / "run_shm.json")
+    assert r.exit_code == 0, r.output

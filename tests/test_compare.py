@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
-from make_fixture_runs import make_run, run_from_times  # noqa: E402
+from make_fixture_runs import make_run, make_run_v2, run_from_times  # noqa: E402
 
 from wisconsin import WisconsinError  # noqa: E402
 from wisconsin.compare import (  # noqa: E402
@@ -17,7 +17,7 @@ from wisconsin.compare import (  # noqa: E402
     permutation_p,
     render_comparison,
 )
-from wisconsin.runfile import load  # noqa: E402
+from wisconsin.runfile import load, save  # noqa: E402
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -136,9 +136,14 @@ def test_pooled_sides_widen_the_interval_and_cli_takes_replicates(tmp_path):
     assert rp.reps_a == rp.reps_b == 10
     assert rp.time_ratio.hi - rp.time_ratio.lo >= r1.time_ratio.hi - r1.time_ratio.lo
     args = [str(FIX / "run_v2.json"), str(FIX / "run_v2_b.json")]
-    # copies: one file given twice is refused (it is not two runs)
-    more = [shutil.copy(p, tmp_path / f"copy-{Path(p).name}") for p in reversed(args)]
+    # replicates are other runs of the configuration (a copy of a file is the same run)
+    more = [tmp_path / "c.json", tmp_path / "d.json"]
+    save(make_run_v2(noise_seed=13, started="2026-01-01T02:00:00Z"), more[0])
+    save(make_run_v2(noise_seed=14, started="2026-01-01T03:00:00Z"), more[1])
     res = _cli("compare", *args, "--with-a", str(more[0]), "--with-b", str(more[1]))
     assert res.exit_code == 0 and "2 runs pooled" in res.output
+    copy = shutil.copy(args[1], tmp_path / "copy.json")
+    res = _cli("compare", *args, "--with-a", str(copy))
+    assert res.exit_code == 2 and "are the same run" in res.output
     with pytest.raises(WisconsinError, match="not of one configuration"):
         compare_runs([a, load(FIX / "run_a.json")], b)

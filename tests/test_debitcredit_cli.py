@@ -42,7 +42,13 @@ def test_bench_debitcredit_end_to_end(tmp_path):
     assert [row["P"] for row in json.loads(rep.output)] == [1, 2]
     figs = CliRunner().invoke(cli, ["plot", str(path), "--out-dir", str(tmp_path / "figs")])
     assert figs.exit_code == 0 and len(figs.output.split()) == 4
-    twin = shutil.copy(path, tmp_path / "twin.json")  # the same file twice is refused
+    copy = shutil.copy(path, tmp_path / "copy.json")  # the same run, whatever its name
+    cmp = CliRunner().invoke(cli, ["compare", str(path), str(copy)])
+    assert cmp.exit_code == 2 and "are the same run" in cmp.output, cmp.output
+    twin = tmp_path / "twin.json"  # another run with the same figures: started later
+    twin.write_text(
+        json.dumps(json.loads(path.read_text()) | {"started_utc": "2099-01-01T00:00:00Z"})
+    )
     cmp = CliRunner().invoke(cli, ["compare", str(path), str(twin), "--format", "json"])
     assert cmp.exit_code == 0, cmp.output
     assert [(r["P"], r["peak_ratio"]["median"]) for r in json.loads(cmp.output)] == [

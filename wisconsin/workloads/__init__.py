@@ -17,9 +17,12 @@ Adding one: a module with the entry points above and one line in WORKLOADS.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from types import ModuleType
 
 from wisconsin import WisconsinError
@@ -48,9 +51,37 @@ def of_run(path: str | os.PathLike) -> str:
     return NAMES[0]
 
 
+# What a run measured, by workload: Wisconsin's timed and baseline measurements, DebitCredit's
+# results per partition count. Settings, notes and verdicts are left out: they say what was
+# asked or concluded, not what was measured.
+MEASURED = ("measurements", "baseline", "results")
+
+
+def identity(path: str | os.PathLike) -> str | None:
+    """What tells one run from another: when and on which host it started, and every record
+    it measured (a digest). A copy of a run file under another name has the same identity;
+    two runs never do (their timings differ). None for a file that cannot be read or does
+    not say when it started or what it measured: its loader says what is wrong with it."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("started_utc"), str):
+        return None
+    if not any(k in data for k in MEASURED):
+        return None
+    env = data.get("environment")
+    key = {
+        "started_utc": data["started_utc"],
+        "hostname": env.get("hostname") if isinstance(env, dict) else None,
+        **{k: data[k] for k in MEASURED if k in data},
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
 def of_runs(paths: Sequence[str | os.PathLike]) -> ModuleType:
     """The one workload of these run files; WisconsinError if they mix workloads or name
-    one file twice."""
+    one run twice (one file twice, or two copies of one run)."""
     seen: dict[str, int] = {}
     for i, p in enumerate(paths):
         # One file given twice would be pooled as two independent replicates (or compared
@@ -60,6 +91,15 @@ def of_runs(paths: Sequence[str | os.PathLike]) -> ModuleType:
             same = "" if str(first) == str(p) else f" (as {first})"
             raise WisconsinError(
                 f"{p} is given twice{same}: each run file counts once; give distinct runs"
+            )
+    # A copy under another name is the same evidence as the file it was copied from.
+    runs: dict[str, int] = {}
+    for i, p in enumerate(paths):
+        key = identity(p)
+        if key is not None and runs.setdefault(key, i) != i:
+            raise WisconsinError(
+                f"{paths[runs[key]]} and {p} are the same run (same start, host and "
+                "measurements; a copy?): each run counts once; give distinct runs"
             )
     names = {of_run(p) for p in paths}
     if len(names) > 1:
