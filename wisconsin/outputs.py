@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,7 +23,8 @@ def write_all(
     Every target is checked before anything is written: an existing one is refused (hint
     follows the refusal) unless force. All are written under temporary names in their
     directories, then all renamed; an error or ^C takes back what this call published (with
-    force, files already replaced stay, in the exception's `written`)."""
+    force, files already replaced stay, in the exception's `written`) and the directories it
+    created for them, if empty."""
     seen: set[Path] = set()
     for final in targets:
         key = final.resolve()
@@ -31,11 +33,48 @@ def write_all(
         seen.add(key)
         if not force and os.path.lexists(final):
             raise error(f"{final} already exists; not overwriting it{hint}")
-    for d in dict.fromkeys(final.parent for final in targets):
+    created: list[Path] = []  # directories this call made, parents first
+    try:
+        for d in dict.fromkeys(final.parent for final in targets):
+            try:
+                _make_dirs(d, created)
+            except OSError as exc:
+                raise error(f"cannot create {d}: {exc.strerror or exc}") from None
+        return _publish(targets, write, force, hint, error)
+    except BaseException:
+        # A failed or interrupted plot or export would leave an empty directory behind that
+        # the user never made; one holding anything (a kept replacement, someone else's
+        # file) stays.
+        for d in reversed(created):
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        raise
+
+
+def _make_dirs(d: Path, created: list[Path]) -> None:
+    """mkdir -p d, adding each directory it makes to created (parents first); one another
+    process makes meanwhile is not ours."""
+    missing = []
+    while not os.path.lexists(d) and d.parent != d:
+        missing.append(d)
+        d = d.parent
+    for m in reversed(missing):
         try:
-            d.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise error(f"cannot create {d}: {exc.strerror or exc}") from None
+            m.mkdir()
+        except FileExistsError:
+            continue
+        created.append(m)
+    d.mkdir(parents=True, exist_ok=True)  # refused here if it is not a directory
+
+
+def _publish(
+    targets: Sequence[Path],
+    write: Callable[[int, Path], None],
+    force: bool,
+    hint: str,
+    error: type[WisconsinError],
+) -> list[Path]:
+    """write_all once the directories exist: stage every file, then rename them all."""
     staged: list[Path] = []
     written: list[Path] = []
     current = targets[0] if targets else None  # the file being written, for an error
