@@ -212,6 +212,25 @@ def test_ctrl_c_in_export_leaves_no_part_file(data, tmp_path, monkeypatch):
     assert not (tmp_path / "pq").exists()  # nor the directory it made for them
 
 
+def test_ctrl_c_after_export_published_names_the_part_files(data, tmp_path, monkeypatch):
+    """A ^C raised once every part file is in place (here: a discarded ^C raised again after
+    the command) leaves them: the line names them (it said none was written)."""
+    from wisconsin import interrupts
+
+    def check():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(interrupts, "check", check)
+    out = tmp_path / "pq"
+    r = CliRunner().invoke(cli, ["export", str(data / "F2"), "--out", str(out)])
+    assert r.exit_code == 130, r.output
+    parts = [out / "part-000.parquet", out / "part-001.parquet"]
+    assert sorted(out.iterdir()) == parts
+    assert r.output.strip().splitlines()[-1] == (
+        f"interrupted; 2 Parquet files were already written: {parts[0]}, {parts[1]}"
+    )
+
+
 def test_run_prints_summary_and_run_file(data, tmp_path):
     r = invoke(
         "run",

@@ -68,3 +68,24 @@ def test_force_keeps_a_directory_holding_a_file_it_kept(tmp_path, monkeypatch):
         write_all(targets, _fail_on(-1, KeyboardInterrupt()), force=True)
     assert err.value.written == [targets[0]]  # with force, what was published stays
     assert targets[0].read_text() == "0\n" and (out / "x.png").read_text() == "old\n"
+
+
+def test_published_lists_what_is_left_on_disk(tmp_path, monkeypatch):
+    from wisconsin import outputs
+
+    first = [tmp_path / "a.txt"]
+    real, calls = os.link, []
+
+    def link(*args):
+        calls.append(1)
+        real(*args)
+        if len(calls) == 3:  # the second file of the second call is published, then ^C
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "link", link)
+    with outputs.published() as record:
+        write_all(first, _fail_on(-1, KeyboardInterrupt()))
+        with pytest.raises(KeyboardInterrupt):
+            write_all([tmp_path / "b.txt", tmp_path / "c.txt"], _fail_on(-1, KeyboardInterrupt()))
+    assert record == first == sorted(tmp_path.iterdir())  # b and c were taken back
+    assert outputs._records == []

@@ -199,3 +199,85 @@ def test_ctrl_c_in_plot_force_names_the_files_it_replaced(tmp_path, monkeypatch)
         f"interrupted; 2 figure files were already replaced: {first[0]}, {first[1]}"
     )
     assert sorted(tmp_path.iterdir()) == sorted([path, *first])
+
+
+def _after(real, exc):
+    """real, then exc: a ^C arriving as real returns."""
+
+    def fake(*args, **kwargs):
+        real(*args, **kwargs)
+        raise exc
+
+    return fake
+
+
+@pytest.mark.parametrize("where", ["published", "printing", "check"])
+def test_ctrl_c_after_plot_published_names_the_figures(tmp_path, monkeypatch, where):
+    """A ^C once the figures are renamed into place (as write_figures returns, while their
+    paths are printed, or a discarded ^C raised again after the command) leaves them all: the
+    line names them (it said "no figure was written")."""
+    import click
+
+    from wisconsin import interrupts, plots
+
+    path = _scan_run(tmp_path)
+    figs = tmp_path / "figs"
+    if where == "published":
+        monkeypatch.setattr(plots, "write_figures", _after(plots.write_figures, KeyboardInterrupt))
+    elif where == "printing":
+        real_echo, printed = click.echo, []
+
+        def echo(message=None, *args, **kwargs):
+            if not printed:
+                printed.append(message)
+                raise KeyboardInterrupt
+            real_echo(message, *args, **kwargs)
+
+        monkeypatch.setattr(click, "echo", echo)
+    else:
+        monkeypatch.setattr(interrupts, "check", _after(lambda: None, KeyboardInterrupt))
+    res = _cli("plot", str(path), "--out-dir", str(figs))
+    assert res.exit_code == 130, res.output
+    on_disk = sorted(figs.iterdir())
+    assert len(on_disk) == 4 and all(p.stat().st_size > 0 for p in on_disk)
+    *printed, line = res.output.strip().splitlines()  # the paths, if printed before the ^C
+    assert sorted(map(Path, printed)) == (on_disk if where == "check" else [])
+    assert line.startswith("interrupted; 4 figure files were already written: ")
+    assert sorted(Path(p) for p in line.split(": ", 1)[1].split(", ")) == on_disk
+
+
+def _after_call(n, real):
+    """real; on its n-th call, a ^C right after it returns."""
+    calls = []
+
+    def fake(*args, **kwargs):
+        calls.append(1)
+        done = real(*args, **kwargs)
+        if len(calls) == n:
+            raise KeyboardInterrupt
+        return done
+
+    return fake
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_ctrl_c_right_after_a_rename_is_counted(tmp_path, monkeypatch, force):
+    """A ^C between a figure's rename and its noting: without --force it is taken back with
+    the others (it once stayed, beside "no figure was written"); with --force it is named."""
+    import os
+
+    path = _scan_run(tmp_path)
+    figs = tmp_path / "figs"
+    first = plot_files([path], figs) if force else []
+    name = "replace" if force else "link"
+    monkeypatch.setattr(os, name, _after_call(3, getattr(os, name)))
+    res = _cli("plot", str(path), "--out-dir", str(figs), *(["--force"] if force else []))
+    assert res.exit_code == 130, res.output
+    if force:
+        assert res.output.strip() == (
+            "interrupted; 3 figure files were already replaced: " + ", ".join(map(str, first[:3]))
+        )
+        assert sorted(figs.iterdir()) == sorted(first)
+    else:
+        assert res.output.strip() == "interrupted; no figure was written"
+        assert not figs.exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from wisconsin import WisconsinError, __version__, engines, interrupts
+from wisconsin import WisconsinError, __version__, engines, interrupts, outputs
 from wisconsin.workloads import NAMES as WORKLOAD_NAMES
 
 click.ClickException.exit_code = 2
@@ -20,10 +20,10 @@ click.ClickException.exit_code = 2
 
 class _Group(click.Group):
     def invoke(self, ctx):
-        with interrupts.recorded():
-            return self._invoke(ctx)
+        with interrupts.recorded(), outputs.published() as published:
+            return self._invoke(ctx, published)
 
-    def _invoke(self, ctx):
+    def _invoke(self, ctx, published: list[Path]):
         try:
             try:
                 done = super().invoke(ctx)
@@ -52,15 +52,24 @@ class _Group(click.Group):
                 else "no run file was written"
             )
             replaced = getattr(exc, "written", None)  # plot --force: ones renamed over old files
+            # A ^C right after the outputs were renamed into place (while their paths are
+            # printed, or raised again by interrupts.check) leaves them all: say so.
+            listed = ", ".join(map(str, published))
             what = {
                 "generate": "finished partitions are kept and the next generate resumes",
                 "bench": f"finished partitions are kept; {kept}",
                 "run": kept,
-                "export": "no Parquet file was written",
+                "export": (
+                    f"{len(published)} Parquet files were already written: {listed}"
+                    if published
+                    else "no Parquet file was written"
+                ),
                 "plot": (
                     f"{len(replaced)} figure files were already replaced: "
                     + ", ".join(map(str, replaced))
                     if replaced
+                    else f"{len(published)} figure files were already written: {listed}"
+                    if published
                     else "no figure was written"
                 ),
             }.get(ctx.invoked_subcommand or "", "nothing was written")

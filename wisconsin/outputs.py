@@ -4,10 +4,25 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from wisconsin import WisconsinError
+
+# The lists of open published() blocks: each file write_all publishes is added to every one.
+_records: list[list[Path]] = []
+
+
+@contextlib.contextmanager
+def published() -> Iterator[list[Path]]:
+    """Yield a list of the files write_all publishes inside the block and does not take back:
+    what is on disk however the block ends (a ^C after the last rename included)."""
+    record: list[Path] = []
+    _records.append(record)
+    try:
+        yield record
+    finally:
+        _records[:] = [r for r in _records if r is not record]
 
 
 def write_all(
@@ -24,7 +39,7 @@ def write_all(
     follows the refusal) unless force. All are written under temporary names in their
     directories, then all renamed; an error or ^C takes back what this call published (with
     force, files already replaced stay, in the exception's `written`) and the directories it
-    created for them, if empty."""
+    created for them, if empty. published() lists what is left, however the call ends."""
     seen: set[Path] = set()
     for final in targets:
         key = final.resolve()
@@ -78,6 +93,7 @@ def _publish(
     staged: list[Path] = []
     written: list[Path] = []
     current = targets[0] if targets else None  # the file being written, for an error
+    renaming: tuple[Path, Path] | None = None  # (tmp, final) once its rename may have happened
     try:
         # Writing is the slow part: all of it happens under temporary names first, so a ^C
         # then leaves nothing; publishing is a rename per file.
@@ -88,17 +104,25 @@ def _publish(
             write(i, tmp)
         for tmp, final in zip(staged, targets, strict=True):
             current = final
+            renaming = (tmp, final)
             if force:
                 os.replace(tmp, final)
             else:
                 # link() fails if the target appeared since the check: no silent overwrite.
                 os.link(tmp, final)
             written.append(final)
+            for record in _records:
+                record.append(final)
     except BaseException as exc:
+        # A ^C right after a rename, before it was noted: that file is in place all the same.
+        if renaming and renaming[1] not in written and _renamed(*renaming, force=force):
+            written.append(renaming[1])
         if not force:  # each was created by this call (link() is exclusive): take them back
             for final in written:
                 final.unlink(missing_ok=True)
             written = []
+        for record in _records:
+            record[:] = [f for f in record if f not in targets] + written
         # With force the old files are gone either way: the replacements stay, named.
         exc.written = written  # type: ignore[attr-defined]  # read by the CLI's ^C line
         if isinstance(exc, FileExistsError):
@@ -110,3 +134,13 @@ def _publish(
         for tmp in staged:
             tmp.unlink(missing_ok=True)
     return written
+
+
+def _renamed(tmp: Path, final: Path, *, force: bool) -> bool:
+    """Whether tmp was renamed to final (linked; replaced: tmp is gone, final is there)."""
+    try:
+        if force:
+            return not os.path.lexists(tmp) and os.path.lexists(final)
+        return os.path.samefile(tmp, final)
+    except OSError:  # either missing: not linked
+        return False
