@@ -624,6 +624,28 @@ def test_ctrl_c_during_an_in_process_query_is_an_interrupt_not_an_error(
     assert (run.status, run.stop_reason) == ("incomplete", "interrupted (^C)")
 
 
+def test_ctrl_c_after_the_complete_run_file_was_saved_names_it(data, tmp_path, monkeypatch):
+    """A ^C once the run has saved its complete file (while the report is printed, or raised
+    again by interrupts.check after the command) names that file: it once said "no run file
+    was written" of a file that was there, complete."""
+    from wisconsin import interrupts
+
+    out = tmp_path / "runs"
+    real = interrupts.check
+
+    def check() -> None:
+        real()
+        if list(out.glob("*.json")):  # the complete file is written: the ^C comes now
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(interrupts, "check", check)
+    r = invoke("run", "--data", data, "--mode", "shared-memory", "--repeat", "1", "--out", out)
+    assert r.exit_code == 130, r.output
+    (path,) = out.glob("*.json")
+    assert r.output.splitlines()[-1] == f"interrupted; already written: {path}"
+    assert runfile.load(path).status == "complete"
+
+
 def test_ctrl_c_swallowed_where_python_discards_it_still_interrupts_the_run(
     data, tmp_path, monkeypatch
 ):

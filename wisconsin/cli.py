@@ -45,16 +45,19 @@ class _Group(click.Group):
             raise
         except KeyboardInterrupt as exc:
             run_file = getattr(exc, "run_file", None)
-            kept = (
-                f"what was measured is in {run_file} (incomplete): continue it with "
-                f"`wisconsin run --resume {run_file}`"
-                if run_file
-                else "no run file was written"
-            )
             replaced = getattr(exc, "written", None)  # plot --force: ones renamed over old files
             # A ^C right after the outputs were renamed into place (while their paths are
             # printed, or raised again by interrupts.check) leaves them all: say so.
             listed = ", ".join(map(str, published))
+            kept = (
+                f"what was measured is in {run_file} (incomplete): continue it with "
+                f"`wisconsin run --resume {run_file}`"
+                if run_file
+                # the run had finished: its complete file (and bench's reports) are written
+                else f"already written: {listed}"
+                if published
+                else "no run file was written"
+            )
             what = {
                 "generate": "finished partitions are kept and the next generate resumes",
                 "bench": f"finished partitions are kept; {kept}",

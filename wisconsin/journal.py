@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from wisconsin import WisconsinError, metrics, runfile
+from wisconsin import WisconsinError, metrics, outputs, runfile
 from wisconsin.runfile import Run
 from wisconsin.schedule import BASELINE
 
@@ -159,7 +159,15 @@ class RunState:
 
 def save_run(run: Run, path: Path) -> Path:
     """Write the run file; an incomplete run file at path (the one being resumed) is
-    replaced atomically, anything else is never overwritten."""
+    replaced atomically, anything else is never overwritten. A complete one is noted as
+    published (outputs.published), so a ^C after it is not reported as writing nothing."""
+    saved = _save_run(run, path)
+    if run.status == "complete":
+        outputs.note_published(saved)
+    return saved
+
+
+def _save_run(run: Run, path: Path) -> Path:
     if path.exists():
         try:
             old = runfile.load(path)

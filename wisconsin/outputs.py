@@ -25,6 +25,13 @@ def published() -> Iterator[list[Path]]:
         _records[:] = [r for r in _records if r is not record]
 
 
+def note_published(path: Path) -> None:
+    """Add a file written outside write_all (a complete run file) to the open published()
+    lists: a ^C after it was written must not be reported as "nothing written"."""
+    for record in _records:
+        record.append(path)
+
+
 def write_all(
     targets: Sequence[Path],
     write: Callable[[int, Path], None],
