@@ -83,7 +83,10 @@ def test_report_of_a_bad_debitcredit_file_is_one_line(tmp_path):
     bad.unlink()
     bad.write_text(json.dumps({"workload": "debitcredit", "schema_version": 1}))
     res = CliRunner().invoke(cli, ["plot", str(bad)])
-    assert res.exit_code == 2 and "malformed" in res.output
+    assert (
+        res.exit_code == 2
+        and "not a valid DebitCredit run file: started_utc is missing" in res.output
+    )
 
 
 def test_bench_debitcredit_refuses_cluster(tmp_path):

@@ -97,3 +97,22 @@ def test_proactive_reclaim_is_a_running_damon_pageout_scheme(tmp_path, monkeypat
     (tmp_path / "enabled").write_text("Y\n")
     assert environment.proactive_reclaim() is True  # the damon_reclaim module
     assert environment.capture().proactive_reclaim in (True, False, None)
+
+
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (lambda d: d["config"].__setitem__("max_reps", "x"), 'config.max_reps is "x", not an integer or null'),
+        (lambda d: d["config"].__setitem__("max_reps", 0), "config.max_reps is 0, not at least 1"),
+        (lambda d: d["config"].pop("seed"), "config.seed is missing, not optional"),
+        (lambda d: d["measurements"][0].__setitem__("warmup", []), "measurements[0].warmup is [], not an object"),
+        (lambda d: d.__setitem__("calibration", 1), "calibration is 1, not an object or null"),
+    ],
+)  # fmt: skip
+def test_a_hand_edited_field_is_named_as_in_manifests(tmp_path, request, edit, said):
+    data = json.loads((request.config.rootpath / "tests/fixtures/run_v2.json").read_text())
+    edit(data)
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(RunFileError) as info:
+        runfile.load(tmp_path / "bad.json")
+    assert str(info.value) == f"{tmp_path / 'bad.json'}: not a valid run file: {said}"

@@ -1,3 +1,6 @@
+import dataclasses
+import json
+
 import pyarrow as pa
 import pytest
 
@@ -253,3 +256,39 @@ def test_a_checksum_this_version_does_not_know_is_one_line(f2):
     data["storage"]["checksum"] = "md5 of something"
     (f2 / store.MANIFEST).write_text(json.dumps(data))
     _one_line_error(_cli("info", f2), "F2", "md5 of something", "generate it again")
+
+
+# --------------------------------------------------------------------------- hand-edited manifests
+
+
+def _manifest_dict():
+    spec = TableSpec("F", 10, 2, 1)
+    parts = [
+        store.PartitionInfo(i, f"part-00{i}.duckdb", 5 * i, 5 * i + 5, 5, "0" * 32) for i in (0, 1)
+    ]
+    return json.loads(json.dumps(dataclasses.asdict(store.make_manifest(spec, parts))))
+
+
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (lambda d: d["parts"][0].__setitem__("rows", "x"), 'parts[0].rows is "x", not an integer'),
+        (lambda d: d.__setitem__("partitions", True), "partitions is true, not an integer"),
+        (lambda d: d.__setitem__("storage", []), "storage is [], not an object"),
+        (lambda d: d["parts"][0].__setitem__("answers", 3), "parts[0].answers is 3, not an object or null"),
+        (lambda d: d.__setitem__("partitions", 0), "partitions is 0, not at least 1"),
+        (lambda d: d["parts"][1].__setitem__("rows", -1), "parts[1].rows is -1, not a count >= 0"),
+        (lambda d: d.pop("seed"), "seed is missing, not optional"),
+        (lambda d: d["parts"][0].__setitem__("owner", "w1"), 'parts[0].owner is "w1", not a known field'),
+        (lambda d: d.__setitem__("parts", {}), "parts is {}, not a list"),
+    ],
+)  # fmt: skip
+def test_a_hand_edited_manifest_field_is_named_as_in_run_files(tmp_path, edit, said):
+    data = _manifest_dict()
+    (tmp_path / "manifest.json").write_text(json.dumps(data))
+    assert store.read_manifest(tmp_path).rows == 10
+    edit(data)
+    (tmp_path / "manifest.json").write_text(json.dumps(data))
+    with pytest.raises(StoreError) as info:
+        store.read_manifest(tmp_path)
+    assert str(info.value) == f"{tmp_path / 'manifest.json'}: not a valid manifest: {said}"

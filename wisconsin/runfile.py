@@ -12,15 +12,12 @@ range (a hand-edited file), fails with RunFileError in one line naming the field
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import math
 import os
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wisconsin import jsonfields
 from wisconsin.queries import QUERIES  # noqa: F401  (re-exported: the one list)
 
 SCHEMA_VERSION = 2
@@ -239,30 +236,19 @@ def to_dict(obj) -> dict:
     return dataclasses.asdict(obj)
 
 
-# Type hints per dataclass, resolved once: resolving them per object was 80% of loading time.
-_hints = functools.cache(typing.get_type_hints)
-
-
-class InvalidField(RunFileError):
-    """A field of the wrong type or out of range: 'not a valid run file: <field> ...'."""
-
-
-def _finite(v) -> bool:
-    return math.isfinite(v)
-
-
 # What the analysis divides by, takes medians, logs or ratios of, checked on load so a
 # hand-edited file fails in one line instead of deep in the statistics. A wall time must
 # be > 0: perf_counter around a query never reads 0, and medians of it are denominators
 # (speedup, bound). Partition shares (engine, CPU) may be 0 at coarse clock resolution.
 # start_delay_s is not checked: across hosts it is a difference of two clocks.
+_finite = jsonfields.finite
 _TIME = (lambda v: _finite(v) and v >= 0, "a finite number of seconds >= 0")
 _WALL = (lambda v: _finite(v) and v > 0, "a finite number of seconds > 0")
 _RATE = (lambda v: _finite(v) and v > 0, "a finite number > 0")
-_COUNT = (lambda v: v >= 0, "a count >= 0")
-_ONE = (lambda v: v >= 1, "at least 1")
-_RANGES: dict[str, dict[str, tuple]] = {
-    "PartitionSample": {
+_COUNT = jsonfields.COUNT
+_ONE = jsonfields.ONE
+_RANGES: jsonfields.Ranges = {
+    PartitionSample: {
         "engine_s": _TIME,
         "cpu_s": _TIME,
         "rows_scanned": _COUNT,
@@ -271,7 +257,7 @@ _RANGES: dict[str, dict[str, tuple]] = {
         "data_bytes": _COUNT,
         "resident_bytes": _COUNT,
     },
-    "Repetition": {
+    Repetition: {
         "wall_s": _WALL,
         "rows": _COUNT,
         "answer": (_finite, "a finite number"),
@@ -280,15 +266,15 @@ _RANGES: dict[str, dict[str, tuple]] = {
         "bytes_read": _COUNT,
         "commit_decision_s": _TIME,
     },
-    "Measurement": {
+    Measurement: {
         "partitions": _ONE,
         "rows": _ONE,
         "expected_rows": _COUNT,
         "startup_s": _TIME,
         "table_bytes": _COUNT,
     },
-    "TableInfo": {"rows": _ONE, "partitions": _ONE},
-    "RunConfig": {
+    TableInfo: {"rows": _ONE, "partitions": _ONE},
+    RunConfig: {
         "repeat": _COUNT,  # rounds done: 0 while the first runs
         "warmup": _COUNT,
         "threads_per_worker": _COUNT,
@@ -297,79 +283,12 @@ _RANGES: dict[str, dict[str, tuple]] = {
         "target_ci": _RATE,
         "time_budget_s": _RATE,
     },
-    "Calibration": {
+    Calibration: {
         "cores": _ONE,
         "storage_read_bytes_per_s": _RATE,
         "memory_read_bytes_per_s": _RATE,
     },
 }
-
-
-def _show(value) -> str:
-    """A value as the file spells it (null, "x"), cut short."""
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _scalar(tp, value, where: str):
-    """value as tp (int, float, str, bool), or InvalidField naming where."""
-    if tp is bool:
-        ok = isinstance(value, bool)
-    elif tp is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif tp is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        value = float(value) if ok else value
-    else:
-        ok = isinstance(value, tp)
-    if not ok:
-        want = {bool: "true or false", int: "an integer", float: "a number"}.get(tp, "a string")
-        raise InvalidField(f"not a valid run file: {where} is {_show(value)}, not {want}")
-    return value
-
-
-def from_json(tp, value, where: str = ""):
-    """Rebuild a (possibly nested) dataclass value from its JSON form, checking the type
-    of every field (and the range of those in _RANGES); where: its path, for errors."""
-    origin = typing.get_origin(tp)
-    if dataclasses.is_dataclass(tp):
-        if not isinstance(value, dict):
-            raise RunFileError(f"expected an object for {tp.__name__}, got {type(value).__name__}")
-        hints = _hints(tp)
-        ranges = _RANGES.get(tp.__name__, {}) if tp.__module__ == __name__ else {}
-        kwargs = {}
-        for f in dataclasses.fields(tp):
-            if f.name in value:
-                at = f"{where}.{f.name}" if where else f.name
-                v = kwargs[f.name] = from_json(hints[f.name], value[f.name], at)
-                ok, want = ranges.get(f.name, (None, ""))
-                if ok is not None and v is not None and not ok(v):
-                    raise InvalidField(f"not a valid run file: {at} is {_show(v)}, not {want}")
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise RunFileError(f"{tp.__name__} lacks field {f.name!r}")
-        return tp(**kwargs)
-    if origin is tuple:
-        if not isinstance(value, list | tuple):
-            raise InvalidField(f"not a valid run file: {where} is {_show(value)}, not a list")
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            args = (args[0],) * len(value)
-        elif len(args) != len(value):
-            raise InvalidField(
-                f"not a valid run file: {where} is {_show(value)}, not a list of {len(args)}"
-            )
-        return tuple(
-            from_json(a, v, f"{where}[{i}]")
-            for i, (a, v) in enumerate(zip(args, value, strict=True))
-        )
-    if origin in (typing.Union, types.UnionType):
-        if value is None:
-            return None
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return from_json(args[0], value, where)
-    if tp in (int, float, str, bool):
-        return _scalar(tp, value, where)
-    return value
 
 
 def _migrate_v1(data: dict) -> dict:
@@ -402,7 +321,9 @@ def from_dict(data: dict) -> Run:
     if version == 1:
         data = _migrate_v1(data)
     try:
-        return from_json(Run, data)
+        return jsonfields.read(Run, data, ranges=_RANGES)
+    except jsonfields.FieldError as exc:
+        raise RunFileError(f"not a valid run file: {exc}") from None
     except (TypeError, ValueError, KeyError) as exc:
         raise RunFileError(f"malformed run file: {exc}") from exc
 

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import xxhash
 
-from wisconsin import WisconsinError, generator, lock
+from wisconsin import WisconsinError, generator, jsonfields, lock
 
 MANIFEST_VERSION = 1
 TABLE = "wisconsin"
@@ -95,6 +95,13 @@ class Manifest:
     @property
     def rows_per_partition(self) -> tuple[int, ...]:
         return tuple(p.rows for p in self.parts)
+
+
+# Checked on read with the JSON types; the sums are checked after (read_manifest).
+_RANGES: jsonfields.Ranges = {
+    Manifest: {"partitions": jsonfields.ONE},
+    PartitionInfo: {"rows": jsonfields.COUNT},
+}
 
 
 @dataclass(frozen=True)
@@ -318,15 +325,9 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
         version = data.get("schema_version") if isinstance(data, dict) else None
         raise StoreError(f"{path}: unknown manifest schema version {version!r}")
     try:
-        parts = tuple(PartitionInfo(**p) for p in data["parts"])
-        m = Manifest(**(data | {"parts": parts}))
-        for i, p in enumerate(parts):
-            _check_types(p, f"parts[{i}].")
-        _check_types(m, "")
-    except (KeyError, TypeError) as exc:
-        raise StoreError(f"{path}: corrupt manifest ({exc})") from None
-    if m.partitions < 1 or any(p.rows < 0 for p in m.parts):
-        raise StoreError(f"{path}: corrupt manifest (a partition count < 1 or negative rows)")
+        m = jsonfields.read(Manifest, data, ranges=_RANGES, strict=True)
+    except jsonfields.FieldError as exc:
+        raise StoreError(f"{path}: not a valid manifest: {exc}") from None
     if (
         m.kind not in KINDS
         or len(m.parts) != m.partitions
@@ -339,22 +340,6 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
         ident = (m.kind, m.rows, m.partitions, m.seed, m.generator_version)
         m = dataclasses.replace(m, table_id=derived_table_id(*ident))
     return m
-
-
-def _check_types(obj, where: str) -> None:
-    """TypeError naming the first field of obj (a manifest dataclass) of the wrong JSON type:
-    a hand-edited "rows": "x" would otherwise fail later, far from the manifest."""
-    import typing
-
-    for name, tp in typing.get_type_hints(type(obj)).items():
-        value = getattr(obj, name)
-        if typing.get_origin(tp) is tuple:
-            continue  # parts: each checked on its own
-        allowed = tuple(a for a in typing.get_args(tp) or (tp,))
-        # a bool is an int to Python, never in a manifest
-        if isinstance(value, bool) and bool not in allowed or not isinstance(value, allowed):
-            want = " or ".join("null" if a is type(None) else a.__name__ for a in allowed)
-            raise TypeError(f"{where}{name} is {json.dumps(value, default=str)}, not {want}")
 
 
 def tables_in(data_dir: str | os.PathLike) -> dict[str, tuple[str, int]]:

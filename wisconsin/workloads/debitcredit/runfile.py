@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wisconsin import WisconsinError
+from wisconsin import WisconsinError, jsonfields
 from wisconsin import runfile as common
 from wisconsin.workloads.debitcredit.histogram import Latency
 from wisconsin.workloads.debitcredit.schema import Sizing
@@ -150,6 +150,8 @@ def load(path: str | os.PathLike) -> DebitCreditRun:
             f"(this wisconsin reads version {SCHEMA_VERSION})"
         )
     try:
-        return common.from_json(DebitCreditRun, data)
-    except (TypeError, KeyError, ValueError, common.RunFileError) as exc:
+        return jsonfields.read(DebitCreditRun, data)
+    except jsonfields.FieldError as exc:
+        raise WisconsinError(f"{p}: not a valid DebitCredit run file: {exc}") from None
+    except (TypeError, KeyError, ValueError) as exc:
         raise WisconsinError(f"{p}: malformed DebitCredit run file ({exc})") from None
