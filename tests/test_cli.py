@@ -801,6 +801,28 @@ def test_resume_of_a_hand_edited_run_file_is_one_line(tmp_path, request):
 
 
 @pytest.mark.parametrize(
+    "tail, fragment",
+    [
+        (b"[1, 2]\n", "journal line 2 is [1, 2], not an object"),
+        (b'{"t": "round", "round": {"index": "1", "seed": 7, "order": []}}\n', "round.index"),
+        (b"\xff\xfe\n{}\n", "journal line 2 is damaged (not UTF-8 text)"),
+        (b"{not json\n{}\n", "journal line 2 is damaged (not JSON)"),
+    ],
+)
+def test_resume_of_a_damaged_journal_is_one_line(tmp_path, request, tail, fragment):
+    data = json.loads((request.config.rootpath / "tests/fixtures/run_v2.json").read_text())
+    data.update(status="incomplete", stop_reason="interrupted (^C)")
+    journal = tmp_path / "run.json.journal"
+    journal.write_bytes(json.dumps({"t": "base", "run": data}).encode() + b"\n" + tail)
+    one_line_error(invoke("run", "--resume", tmp_path / "run.json"), f"{journal}: ", fragment)
+
+
+def test_resume_of_an_empty_journal_is_one_line(tmp_path):
+    (tmp_path / "run.json.journal").write_bytes(b"")
+    one_line_error(invoke("run", "--resume", tmp_path / "run.json"), "run.json.journal: empty")
+
+
+@pytest.mark.parametrize(
     "args",
     [
         ["report", "{a}", "{a}"],

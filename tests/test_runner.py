@@ -297,8 +297,10 @@ def test_a_journal_torn_by_a_kill_is_read_up_to_its_last_whole_line(tables, tmp_
         tables, tmp_path, mode="shared-memory", partitions=(2,), kinds=("F",), queries=("scan",)
     )
     state = journal.RunState(runfile.to_dict(result), tmp_path / "j.journal")
+    m = runfile.to_dict(result.measurements[0])
+    shell = {k: v for k, v in m.items() if k not in ("warmup", "repetitions")}
     rep = result.measurements[0].repetitions[0]
-    state.add_rep("F2/scan", {}, rep, False, 0.1)
+    state.add_rep("F2/scan", shell, rep, False, 0.1)
     state.close()
     text = (tmp_path / "j.journal").read_text()
     (tmp_path / "j.journal").write_text(text + '{"t": "rep", "label"')

@@ -4,16 +4,19 @@ a failed or interrupted run still leaves what it measured.
 State is kept as JSON-ready dicts in run-file form. The journal (`<run file>.journal`, one
 JSON object per line) starts with a base record (the run so far: a skeleton for a new run,
 the incomplete run for a resumed one) followed by events; a run file (complete or
-"incomplete") is rebuilt from it. A torn last line (a kill mid-write) is ignored.
+"incomplete") is rebuilt from it. A torn last line (a kill mid-write) is ignored; any other
+line that is not a record this module writes (hand-edited, damaged) is refused in one line
+naming the journal and the line.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from wisconsin import WisconsinError, metrics, outputs, runfile
+from wisconsin import WisconsinError, jsonfields, metrics, outputs, runfile
 from wisconsin.runfile import Run
 from wisconsin.schedule import BASELINE
 
@@ -136,25 +139,94 @@ class RunState:
 
     @classmethod
     def from_journal(cls, path: Path) -> RunState:
-        """Rebuild the state a journal records (read only; a torn last line is skipped)."""
-        lines = path.read_text().splitlines()
+        """Rebuild the state a journal records (read only; a torn last line is skipped).
+        Anything else that is not a record this module writes is WisconsinError, one line
+        naming the journal and the line."""
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise WisconsinError(
+                f"{path}: cannot read the journal ({exc.strerror or exc})"
+            ) from None
+        lines = [(n, line) for n, line in enumerate(raw.split(b"\n"), 1) if line.strip()]
         state = None
-        for i, line in enumerate(lines):
+        for n, line in lines:
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                if i == len(lines) - 1:
+                record = json.loads(line.decode())
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                if n == lines[-1][0]:
                     break  # written when the process died
-                raise WisconsinError(f"{path}: journal line {i + 1} is damaged") from None
-            if record["t"] == "base":
+                what = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else "not JSON"
+                raise WisconsinError(f"{path}: journal line {n} is damaged ({what})") from None
+            t = _check(record, path, n)
+            if t == "base":
+                if state is not None:
+                    raise WisconsinError(f"{path}: journal line {n} is a second base record")
                 state = cls(record["run"])
             elif state is None:
-                raise WisconsinError(f"{path}: journal does not start with its run")
+                raise WisconsinError(
+                    f"{path}: journal does not start with its run (line {n} is a {t} record)"
+                )
             else:
                 state._apply(record)
         if state is None:
-            raise WisconsinError(f"{path}: empty journal")
+            torn = " (its only line is cut short)" if lines else ""
+            raise WisconsinError(f"{path}: empty journal{torn}")
         return state
+
+
+# The records a journal holds, by "t": read with runfile's checks, so a hand-edited line is
+# refused in the run file's words, with its line number.
+@dataclass(frozen=True)
+class _Base:
+    t: str
+    run: Run
+
+
+@dataclass(frozen=True)
+class _Round:
+    t: str
+    round: runfile.Round
+
+
+@dataclass(frozen=True)
+class _Rep:
+    t: str
+    label: str
+    shell: dict
+    rep: runfile.Repetition
+    warmup: bool
+    open_s: float
+
+
+_RECORDS = {"base": _Base, "round": _Round, "rep": _Rep}
+_RANGES: jsonfields.Ranges = {
+    **runfile.RANGES,
+    # a journal is written by this version's runner, never by an older one
+    Run: {"schema_version": (lambda v: v == runfile.SCHEMA_VERSION, str(runfile.SCHEMA_VERSION))},
+    _Rep: {"open_s": runfile.RANGES[runfile.Measurement]["startup_s"]},  # opens make startup_s
+}
+
+
+def _check(record, path: Path, n: int) -> str:
+    """The type ("t") of a journal record; WisconsinError naming line n if it is not one."""
+    if not isinstance(record, dict):
+        raise WisconsinError(
+            f"{path}: journal line {n} is {jsonfields.show(record)}, not an object"
+        )
+    t = record.get("t")
+    try:
+        if not isinstance(t, str) or t not in _RECORDS:
+            said = jsonfields.show(t) if "t" in record else "missing"
+            raise jsonfields.FieldError("t", said, '"base", "round" or "rep"')
+        jsonfields.read(_RECORDS[t], record, ranges=_RANGES)
+        if t == "rep":
+            # a shell is a measurement but for its repetitions: checked as one
+            shell = record["shell"] | {"warmup": record["rep"], "repetitions": []}
+            jsonfields.read(runfile.Measurement, shell, "shell", ranges=_RANGES)
+    except jsonfields.FieldError as exc:
+        raise WisconsinError(f"{path}: journal line {n}: {exc}") from None
+    return t
 
 
 def save_run(run: Run, path: Path) -> Path:

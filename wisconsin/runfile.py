@@ -247,7 +247,7 @@ _WALL = (lambda v: _finite(v) and v > 0, "a finite number of seconds > 0")
 _RATE = (lambda v: _finite(v) and v > 0, "a finite number > 0")
 _COUNT = jsonfields.COUNT
 _ONE = jsonfields.ONE
-_RANGES: jsonfields.Ranges = {
+RANGES: jsonfields.Ranges = {
     PartitionSample: {
         "engine_s": _TIME,
         "cpu_s": _TIME,
@@ -321,7 +321,7 @@ def from_dict(data: dict) -> Run:
     if version == 1:
         data = _migrate_v1(data)
     try:
-        return jsonfields.read(Run, data, ranges=_RANGES)
+        return jsonfields.read(Run, data, ranges=RANGES)
     except jsonfields.FieldError as exc:
         raise RunFileError(f"not a valid run file: {exc}") from None
     except (TypeError, ValueError, KeyError) as exc:
