@@ -147,3 +147,30 @@ def test_a_finished_partition_made_with_another_checksum_is_rebuilt(tmp_path):
     del data["checksum_of"]  # a marker written before the field existed
     marker.write_text(json.dumps(data))
     assert writer.finished_partition(tmp_path, spec, 0) is None
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: [d],  # not an object
+        lambda d: d | {"rows": "x"},  # a wrong type
+        lambda d: d | {"rows": -1},  # out of range
+        lambda d: d | {"index": 3},  # another partition's entry
+        lambda d: d | {"hi": d["hi"] + 1},  # rows no longer hi - lo
+        lambda d: {k: v for k, v in d.items() if k != "checksum"},  # a field missing
+    ],
+)
+def test_a_damaged_resume_marker_rebuilds_its_partition_instead_of_failing(tmp_path, damage):
+    """A hand-edited or damaged part-NNN.json means "not finished": the partition is
+    rebuilt, never a traceback nor a bad entry in the manifest."""
+    import json
+
+    from wisconsin.builds import writer
+    from wisconsin.store import TableSpec
+
+    spec = TableSpec("F", 1000, 1, 5)
+    writer.build_partition(str(tmp_path), spec.n, spec.seed, 0, 1)
+    marker = tmp_path / writer.marker_file(0)
+    data = json.loads(marker.read_text())
+    marker.write_text(json.dumps(damage(data)))
+    assert writer.finished_partition(tmp_path, spec, 0) is None

@@ -281,6 +281,7 @@ def _manifest_dict():
         (lambda d: d.pop("seed"), "seed is missing, not optional"),
         (lambda d: d["parts"][0].__setitem__("owner", "w1"), 'parts[0].owner is "w1", not a known field'),
         (lambda d: d.__setitem__("parts", {}), "parts is {}, not a list"),
+        (lambda d: d.__setitem__("kind", "H"), "kind is 'H', not one of F, G"),
     ],
 )  # fmt: skip
 def test_a_hand_edited_manifest_field_is_named_as_in_run_files(tmp_path, edit, said):

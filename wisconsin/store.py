@@ -98,7 +98,7 @@ class Manifest:
 
 
 # Checked on read with the JSON types; the sums are checked after (read_manifest).
-_RANGES: jsonfields.Ranges = {
+RANGES: jsonfields.Ranges = {
     Manifest: {"partitions": jsonfields.ONE},
     PartitionInfo: {"rows": jsonfields.COUNT},
 }
@@ -325,12 +325,15 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
         version = data.get("schema_version") if isinstance(data, dict) else None
         raise StoreError(f"{path}: unknown manifest schema version {version!r}")
     try:
-        m = jsonfields.read(Manifest, data, ranges=_RANGES, strict=True)
+        m = jsonfields.read(Manifest, data, ranges=RANGES, strict=True)
     except jsonfields.FieldError as exc:
         raise StoreError(f"{path}: not a valid manifest: {exc}") from None
+    if m.kind not in KINDS:
+        raise StoreError(
+            f"{path}: not a valid manifest: kind is {m.kind!r}, not one of {', '.join(KINDS)}"
+        )
     if (
-        m.kind not in KINDS
-        or len(m.parts) != m.partitions
+        len(m.parts) != m.partitions
         or [p.index for p in m.parts] != list(range(m.partitions))
         or sum(p.rows for p in m.parts) != m.rows
     ):

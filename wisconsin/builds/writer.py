@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from wisconsin import generator, pagecache
+from wisconsin import generator, jsonfields, pagecache
 from wisconsin.store import (
     COPY_TABLE,
+    RANGES,
     STORAGE,
     TABLE,
     ContentDigest,
@@ -176,6 +177,8 @@ def finished_partition(table_dir: Path, spec: TableSpec, part: int) -> Partition
         data = json.loads(marker.read_text())
     except (OSError, ValueError):
         return None
+    if not isinstance(data, dict):
+        return None  # damaged: the partition is rebuilt
     same = (
         data.get("n") == spec.n
         and data.get("seed") == spec.seed
@@ -185,5 +188,10 @@ def finished_partition(table_dir: Path, spec: TableSpec, part: int) -> Partition
     )
     if not same or not (table_dir / part_file(part)).is_file():
         return None
-    fields = {f.name for f in dataclasses.fields(PartitionInfo)}
-    return PartitionInfo(**{k: v for k, v in data.items() if k in fields})
+    try:  # a damaged or hand-edited marker means "not finished", never a bad manifest entry
+        info = jsonfields.read(PartitionInfo, data, ranges=RANGES)
+    except jsonfields.FieldError:
+        return None
+    if (info.index, info.file) != (part, part_file(part)) or info.rows != info.hi - info.lo:
+        return None
+    return info
