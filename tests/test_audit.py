@@ -170,3 +170,78 @@ def test_report_and_plot_refuse_an_incomplete_run(run_path, tmp_path):
         result = _cli(cmd, str(edited))
         assert result.exit_code == 2 and "incomplete run" in result.output
         assert "--resume" in result.output
+
+
+# --------------------------------------------------------------- interleaving (audit item 2)
+
+
+def _interleaved(run_path, tmp_path, edit):
+    rules = {r.name: r for r in audit_file(_edit(run_path, tmp_path, edit))}
+    return rules["repetitions interleaved"]
+
+
+def _lab(m):
+    return f"{m['table']}/{m['query']}"
+
+
+def test_rounds_must_carry_the_seeds_the_order_seed_derives(run_path, tmp_path):
+    rule = _interleaved(run_path, tmp_path, lambda d: d["config"].update(order_seed=12345))
+    assert not rule.ok and "is not the one order seed 12345 gives it" in rule.detail
+
+
+def test_seed_shopping_fails_even_when_each_order_matches_its_seed(run_path, tmp_path):
+    from wisconsin import schedule
+
+    def shop(d):
+        # every round given one chosen seed and the order that seed produces
+        steps = [schedule.Step.parse(x) for x in d["rounds"][1]["order"]]
+        order = [s.label for s in schedule.round_order(steps, 643)]
+        for rnd in d["rounds"]:
+            rnd.update(seed=643, order=order)
+        for m in d["measurements"]:
+            for r in m["repetitions"]:
+                r["position"] = order.index(f"{m['table']}/{m['query']}")
+
+    rule = _interleaved(run_path, tmp_path, shop)
+    assert not rule.ok and "seed 643 is not the one order seed" in rule.detail
+
+
+def test_repetitions_back_to_back_in_one_round_fail(run_path, tmp_path):
+    def one_round(d):
+        first = d["rounds"][1]
+        for m in d["measurements"]:
+            for r in m["repetitions"]:
+                r.update(round=first["index"], position=first["order"].index(_lab(m)))
+
+    rule = _interleaved(run_path, tmp_path, one_round)
+    assert not rule.ok
+    assert "also holds" in rule.detail and "a second timed repetition" in rule.detail
+
+
+def test_a_duplicated_repetition_fails(run_path, tmp_path):
+    def dup(d):
+        m = d["measurements"][0]
+        m["repetitions"].append(dict(m["repetitions"][0]))
+
+    rule = _interleaved(run_path, tmp_path, dup)
+    assert not rule.ok and "also holds" in rule.detail
+
+
+@pytest.mark.parametrize("position", [-1, 999, None])
+def test_a_position_outside_its_round_fails_in_one_line(run_path, tmp_path, position):
+    rule = _interleaved(
+        run_path,
+        tmp_path,
+        lambda d: d["measurements"][0]["repetitions"][0].update(position=position),
+    )
+    assert not rule.ok and f"position {position} is outside round" in rule.detail
+
+
+def test_a_repetition_in_the_warm_up_round_or_an_unknown_round_fails(run_path, tmp_path):
+    for rnd in (0, 99):
+        rule = _interleaved(
+            run_path,
+            tmp_path,
+            lambda d, rnd=rnd: d["measurements"][0]["repetitions"][0].update(round=rnd),
+        )
+        assert not rule.ok and f"round {rnd} is not a recorded timed round" in rule.detail

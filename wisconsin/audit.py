@@ -226,33 +226,88 @@ def rule_durability(run: Run) -> Rule:
     return Rule("durability on", on, d or "not recorded")
 
 
+def _own_baseline(run: Run) -> bool:
+    """shared-memory on F1 is its own baseline: no separate baseline steps ran."""
+    return run.config.mode == "shared-memory" and any(m.table == "F1" for m in run.measurements)
+
+
+def _steps(run: Run) -> list[schedule.Step]:
+    """The steps every round must run: each measurement, plus the baseline's own steps
+    where it ran separately (the runner's steps, from the file alone)."""
+    steps = [schedule.Step(m.table, m.query) for m in run.measurements]
+    if not _own_baseline(run):
+        steps += [schedule.Step(m.table, m.query, True) for m in run.baseline]
+    return steps
+
+
 def rule_interleaved(run: Run) -> Rule:
     name = "repetitions interleaved"
     if not run.config.interleaved or not run.rounds:
         return Rule(name, False, "repetitions ran back to back (no rounds recorded)")
-    # every measurement, plus the baseline's own steps where it ran separately
-    labels = {_label(m) for m in run.measurements}
-    labels |= {x for rnd in run.rounds for x in rnd.order if x.startswith(schedule.BASELINE)}
+    order_seed = run.config.order_seed
+    if order_seed is None:
+        return Rule(name, False, "order seed not recorded")
+    steps = _steps(run)
+    labels = [s.label for s in steps]
     bad = []
+    if len(set(labels)) != len(labels):
+        bad.append("a (table, query) is measured twice")
+    indices = [rnd.index for rnd in run.rounds]
+    if len(set(indices)) != len(indices):
+        bad.append(f"round indices repeat: {sorted(indices)}")
+    rounds = {rnd.index: rnd for rnd in run.rounds}
     for rnd in run.rounds:
-        if sorted(rnd.order) != sorted(labels):
-            bad.append(f"round {rnd.index} does not run every (table, query) exactly once")
-        steps = [schedule.Step.parse(x) for x in rnd.order]
-        if [s.label for s in schedule.round_order(steps, rnd.seed)] != list(rnd.order):
-            bad.append(f"round {rnd.index}: order is not the shuffle of its seed {rnd.seed}")
+        want = schedule.round_seed(order_seed, rnd.index)
+        if rnd.seed != want:
+            bad.append(
+                f"round {rnd.index}: seed {rnd.seed} is not the one order seed {order_seed} "
+                f"gives it ({want})"
+            )
+        elif [s.label for s in schedule.round_order(steps, want)] != list(rnd.order):
+            bad.append(
+                f"round {rnd.index}: order is not the shuffle seed {want} gives the run's "
+                f"{len(steps)} steps"
+            )
     placed = [(_label(m), m) for m in run.measurements]
-    if any(x.startswith(schedule.BASELINE) for x in labels):
+    if not _own_baseline(run):
         placed += [(f"{schedule.BASELINE}:{_label(m)}", m) for m in run.baseline]
+    taken: dict[tuple[int, int], tuple[int, str]] = {}
     for label, m in placed:
+        seen: set[int] = set()
         for r in m.repetitions:
-            rnd = next((x for x in run.rounds if x.index == r.round), None)
-            if rnd is None or r.position is None or rnd.order[r.position] != label:
-                bad.append(f"{_label(m)} rep {r.index}: not at its place in round {r.round}")
+            where = f"{label} rep {r.index}"
+            rnd = rounds.get(r.round) if r.round is not None else None
+            if rnd is None or r.round == 0:
+                bad.append(f"{where}: round {r.round} is not a recorded timed round")
+                continue
+            if r.position is None or not 0 <= r.position < len(rnd.order):
+                bad.append(
+                    f"{where}: position {r.position} is outside round {r.round}'s "
+                    f"{len(rnd.order)} steps"
+                )
+                continue
+            if rnd.order[r.position] != label:
+                bad.append(
+                    f"{where}: round {r.round} position {r.position} ran "
+                    f"{rnd.order[r.position]}, not {label}"
+                )
+            held, other = taken.setdefault((r.round, r.position), (id(r), where))
+            if held != id(r):
+                bad.append(f"{where}: round {r.round} position {r.position} also holds {other}")
+            if r.round in seen:
+                bad.append(f"{where}: a second timed repetition of {label} in round {r.round}")
+            seen.add(r.round)
     if bad:
-        return Rule(name, False, "; ".join(bad[:3]))
+        return Rule(
+            name, False, "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else "")
+        )
     timed = sum(1 for r in run.rounds if r.index > 0)
     return Rule(
-        name, True, f"{timed} timed rounds, each a seeded shuffle of all {len(labels)} steps"
+        name,
+        True,
+        f"{timed} timed rounds, each the shuffle of all {len(steps)} steps by its seed "
+        f"derived from order seed {order_seed}; every timed repetition at its own place, "
+        "one per round",
     )
 
 
