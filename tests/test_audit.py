@@ -245,3 +245,67 @@ def test_a_repetition_in_the_warm_up_round_or_an_unknown_round_fails(run_path, t
             lambda d, rnd=rnd: d["measurements"][0]["repetitions"][0].update(round=rnd),
         )
         assert not rule.ok and f"round {rnd} is not a recorded timed round" in rule.detail
+
+
+# --------------------------------------------------------------- completeness (audit item 6)
+
+
+def _complete(run_path, tmp_path, edit):
+    rules = {r.name: r for r in audit_file(_edit(run_path, tmp_path, edit))}
+    return rules["run complete"]
+
+
+def _drop(d, label):
+    d["measurements"] = [m for m in d["measurements"] if _lab(m) != label]
+    for rnd in d["rounds"]:  # and the rounds re-shuffled from their own seeds
+        rnd["order"] = [x for x in rnd["order"] if x != label]
+
+
+def test_a_measurement_the_config_asked_for_must_be_there(run_path, tmp_path):
+    rule = _complete(run_path, tmp_path, lambda d: _drop(d, "F2/select"))
+    assert not rule.ok and "measurements missing F2/select" in rule.detail
+
+
+def test_a_measurement_twice_or_outside_the_config_fails(run_path, tmp_path):
+    rule = _complete(
+        run_path, tmp_path, lambda d: d["measurements"].append(dict(d["measurements"][0]))
+    )
+    assert not rule.ok and "measured twice" in rule.detail
+    rule = _complete(run_path, tmp_path, lambda d: d["config"].update(kinds=["F", "G"]))
+    assert not rule.ok and "measurements missing G1/" in rule.detail
+
+
+def test_the_baseline_must_run_every_query(run_path, tmp_path):
+    rule = _complete(run_path, tmp_path, lambda d: d.update(baseline=d["baseline"][:1]))
+    assert not rule.ok and "baseline missing" in rule.detail
+
+
+def test_an_empty_stop_reason_is_not_recorded(run_path, tmp_path):
+    rule = _complete(run_path, tmp_path, lambda d: d.update(stop_reason=""))
+    assert not rule.ok and "stop reason not recorded" in rule.detail
+
+
+def test_every_execution_has_one_sample_per_partition(run_path, tmp_path):
+    def drop_sample(d):
+        # the shared-memory update runs one unit per partition: keep only the first's
+        m = next(m for m in d["measurements"] if _lab(m) == "F2/update")
+        r = m["repetitions"][0]
+        r["partitions"] = r["partitions"][:1]
+
+    rule = _complete(run_path, tmp_path, drop_sample)
+    assert not rule.ok and "samples for partitions [0], table has 2" in rule.detail
+
+
+def test_a_measurement_must_match_its_table(run_path, tmp_path):
+    def shrink(d):
+        m = next(m for m in d["measurements"] if _lab(m) == "F2/scan")
+        m["rows"] = 100
+
+    rule = _complete(run_path, tmp_path, shrink)
+    assert not rule.ok and "F2/scan: 100 rows in 2 partitions, the table has 3000" in rule.detail
+
+
+def test_files_from_before_the_interleaving_runner_keep_their_complete_verdict():
+    for name in ("run_a.json", "run_shm.json", "run_real.json"):
+        rule = _rules(runfile.load(f"tests/fixtures/{name}"))["run complete"]
+        assert rule.ok and "no stopping rule" in rule.detail, (name, rule)

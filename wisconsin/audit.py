@@ -40,17 +40,83 @@ def _label(m: Measurement) -> str:
     return f"{m.table}/{m.query}"
 
 
-def rule_complete(run: Run) -> Rule:
-    if run.schema_version < 2:
-        return Rule("run complete", False, f"schema {run.schema_version} records no status")
-    if run.status != "complete":
-        return Rule("run complete", False, f"status {run.status!r}: {run.stop_reason or '?'}")
-    missing = [_label(m) for m in run.measurements if not m.repetitions]
-    if missing or not run.measurements:
-        return Rule(
-            "run complete", False, f"no timed repetitions for {', '.join(missing) or 'any'}"
+def _coverage(what: str, want: list[str], have: list[str]) -> list[str]:
+    """What a list of step labels lacks, adds or repeats against the config's."""
+    missing = [x for x in want if x not in have]
+    extra = sorted({x for x in have if x not in want})
+    twice = sorted({x for x in have if have.count(x) > 1})
+    bad = []
+    if missing:
+        bad.append(
+            f"{what} missing {', '.join(missing[:4])}" + (" ..." if len(missing) > 4 else "")
         )
-    return Rule("run complete", True, f"stopped on {run.stop_reason or '(no reason recorded)'}")
+    if extra:
+        bad.append(f"{what} not in the config: {', '.join(extra[:4])}")
+    if twice:
+        bad.append(f"{what} measured twice: {', '.join(twice[:4])}")
+    return bad
+
+
+def _samples_problem(run: Run, m: Measurement, r: Repetition, in_process: bool) -> str | None:
+    """Each execution has one sample per partition (0..P-1), or, where one in-process
+    statement covered every partition, a single sample (part -1; some files from before
+    the interleaving runner numbered it 0)."""
+    parts = [s.part for s in r.partitions]
+    whole = ([-1],) if run.config.interleaved else ([-1], [0])
+    if parts == list(range(m.partitions)) or (in_process and parts in whole):
+        return None
+    return f"{_label(m)} rep {r.index}: samples for partitions {parts}, table has {m.partitions}"
+
+
+def rule_complete(run: Run) -> Rule:
+    name = "run complete"
+    if run.schema_version < 2:
+        return Rule(name, False, f"schema {run.schema_version} records no status")
+    if run.status != "complete":
+        return Rule(name, False, f"status {run.status!r}: {run.stop_reason or '?'}")
+    c = run.config
+    want = [f"{k}{p}/{q}" for k in c.kinds for p in c.partitions for q in c.queries]
+    bad = _coverage("measurements", want, [_label(m) for m in run.measurements])
+    if run.baseline:
+        bad += _coverage("baseline", list(c.queries), [m.query for m in run.baseline])
+    tables = {t.name: t for t in run.tables}
+    empty = [_label(m) for m in run.measurements if not m.repetitions]
+    if empty:
+        bad.append(f"no timed repetitions for {', '.join(empty[:4])}")
+    for m in run.measurements:
+        t = tables.get(m.table)
+        if t is None:
+            bad.append(f"{_label(m)}: table {m.table} not among the run's tables")
+        elif (m.rows, m.partitions) != (t.rows, t.partitions):
+            bad.append(
+                f"{_label(m)}: {m.rows} rows in {m.partitions} partitions, the table has "
+                f"{t.rows} in {t.partitions}"
+            )
+    in_process = c.mode == "shared-memory"
+    for group, local in ((run.measurements, in_process), (run.baseline, True)):
+        for m in group:
+            for r in _all_reps(m):
+                problem = _samples_problem(run, m, r, local)
+                if problem:
+                    bad.append(problem)
+    if not run.stop_reason.strip() and c.interleaved:
+        bad.append("stop reason not recorded")
+    if bad:
+        return Rule(
+            name, False, "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else "")
+        )
+    return Rule(
+        name,
+        True,
+        f"{len(run.measurements)} measurements = kinds x partitions x queries of the config"
+        + (f", baseline of all {len(c.queries)} queries" if run.baseline else "")
+        + ", one sample per partition; "
+        + (
+            f"stopped on {run.stop_reason}"
+            if c.interleaved
+            else f"{c.repeat} repetitions back to back (no stopping rule before interleaving)"
+        ),
+    )
 
 
 def rule_repetitions(run: Run) -> Rule:
