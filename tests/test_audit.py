@@ -309,3 +309,41 @@ def test_files_from_before_the_interleaving_runner_keep_their_complete_verdict()
     for name in ("run_a.json", "run_shm.json", "run_real.json"):
         rule = _rules(runfile.load(f"tests/fixtures/{name}"))["run complete"]
         assert rule.ok and "no stopping rule" in rule.detail, (name, rule)
+
+
+# --------------------------------------------------------------- durability (audit item 4)
+
+
+def _durability(run_path, tmp_path, edit):
+    rules = {r.name: r for r in audit_file(_edit(run_path, tmp_path, edit))}
+    return rules["durability on"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "durability off: WAL disabled, no fsync on commit",
+        "durability on paper only: DuckDB WAL disabled (no fsync)",
+        "",
+    ],
+)
+def test_durability_is_the_runners_exact_setting(run_path, tmp_path, text):
+    rule = _durability(run_path, tmp_path, lambda d: d["config"].update(durability=text))
+    assert not rule.ok
+    assert ("not a setting this tool runs with" if text else "not recorded") in rule.detail
+
+
+def test_the_real_run_shows_its_update_commit_decisions(run_path):
+    rule = _rules(runfile.load(run_path))["durability on"]
+    assert rule.ok and "word for word" in rule.detail
+    assert "commit decision timed > 0 s in all" in rule.detail
+
+
+@pytest.mark.parametrize("value", [0.0, None])
+def test_an_update_without_a_timed_commit_decision_fails(run_path, tmp_path, value):
+    def edit(d):
+        m = next(m for m in d["measurements"] if m["query"] == "update")
+        m["repetitions"][0]["commit_decision_s"] = value
+
+    rule = _durability(run_path, tmp_path, edit)
+    assert not rule.ok and "commit decision is not timed > 0 s" in rule.detail

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from wisconsin import WisconsinError, generator, metrics, runfile, schedule
+from wisconsin import WisconsinError, generator, metrics, runfile, runner, schedule
 from wisconsin.runfile import Measurement, Repetition, Run
 
 COLD_SCAN_MIN = 0.90  # the share of its data a cold full-row scan must read
@@ -285,11 +285,59 @@ def rule_verified(run: Run) -> Rule:
     return Rule("answers verified", True, f"{n} executions returned the expected answer")
 
 
+# The durability settings a runner of this project has written, word for word: the current
+# runner.DURABILITY, the first runner's (before the update/undo unit, 2026-11-22), and the
+# schema-1 files' ("DuckDB WAL, checkpoint after load; fsync on commit"). Anything else, a
+# prefix or a sentence that merely mentions the WAL, is not the setting this tool runs with.
+DURABILITY_WORDINGS = {
+    runner.DURABILITY: "the runner's setting",
+    "durability on: each partition commits through DuckDB's WAL (COMMIT fsyncs it); the "
+    "cross-partition update's commit decision is fsynced by the coordinator before any "
+    "partition commits; inserts into result tables are autocommitted": "the first runner's setting",
+    "DuckDB WAL, checkpoint after load; fsync on commit": "the schema-1 runner's setting",
+}
+
+
 def rule_durability(run: Run) -> Rule:
+    name = "durability on"
     d = run.config.durability
-    # this tool's wording, or the older one's ("DuckDB WAL, ...; fsync on commit")
-    on = d.startswith("durability on") or ("WAL" in d and "fsync on commit" in d)
-    return Rule("durability on", on, d or "not recorded")
+    if not d:
+        return Rule(name, False, "durability not recorded")
+    which = DURABILITY_WORDINGS.get(d)
+    if which is None:
+        return Rule(name, False, f"not a setting this tool runs with: {d!r}")
+    # the structured evidence: the update's commit decision, fsynced by the coordinator
+    # before any partition commits, timed on every update execution (commit_decision_s)
+    updates = [
+        (m, r)
+        for m in (*run.measurements, *run.baseline)
+        if m.query == "update"
+        for r in _all_reps(m)
+    ]
+    timed = [r.commit_decision_s for _, r in updates if r.commit_decision_s is not None]
+    if not updates:
+        evidence = "no update measured (no commit decision to time)"
+    elif not timed:
+        evidence = "its update executions predate the commit-decision timing (wording only)"
+    else:
+        bad = [
+            f"{_label(m)} rep {r.index}: "
+            + ("not recorded" if r.commit_decision_s is None else f"{r.commit_decision_s} s")
+            for m, r in updates
+            if r.commit_decision_s is None or r.commit_decision_s <= 0
+        ]
+        if bad:
+            return Rule(
+                name,
+                False,
+                "the update's fsynced commit decision is not timed > 0 s: "
+                + "; ".join(bad[:3])
+                + (f" (+{len(bad) - 3})" if len(bad) > 3 else ""),
+            )
+        evidence = (
+            f"the update's fsynced commit decision timed > 0 s in all {len(updates)} executions"
+        )
+    return Rule(name, True, f"{which}, word for word (WAL, fsync on commit); {evidence}")
 
 
 def _own_baseline(run: Run) -> bool:

@@ -44,6 +44,8 @@ from wisconsin.runfile import Run, RunConfig, TableInfo
 from wisconsin.schedule import Step
 from wisconsin.verify import VerificationError  # noqa: F401  (part of this module's API)
 
+# audit.rule_durability accepts this text word for word: when changing it, keep the old one
+# in audit.DURABILITY_WORDINGS so the files already written still pass.
 DURABILITY = (
     "durability on: each partition commits through DuckDB's WAL (COMMIT fsyncs it); the "
     "cross-partition update's commit decision is fsynced by the coordinator before any "
