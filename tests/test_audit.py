@@ -347,3 +347,22 @@ def test_an_update_without_a_timed_commit_decision_fails(run_path, tmp_path, val
 
     rule = _durability(run_path, tmp_path, edit)
     assert not rule.ok and "commit decision is not timed > 0 s" in rule.detail
+
+
+# --------------------------------------------------------------- TP1 pitfall 9: settings recorded
+
+
+def test_the_run_file_records_the_scan_variants_duckdb_settings(run_path):
+    from wisconsin import queries
+
+    run = runfile.load(run_path)
+    assert run.config.scan_variant == "full-row"
+    assert run.config.scan_settings == (
+        ("disabled_optimizers", "statistics_propagation,filter_pushdown"),
+    )
+    # the settings the statement is run with are the ones recorded
+    stmt = queries.statement("scan", 3000, table="t", scan_variant=run.config.scan_variant)
+    assert stmt.settings == run.config.scan_settings
+    assert queries.scan_settings("predicate-column") == ()
+    # files written before the field load with it "not recorded"
+    assert runfile.load("tests/fixtures/run_real_cold.json").config.scan_settings is None

@@ -118,6 +118,15 @@ for _q in (
 QUERIES = names()  # the paper's five, in its order (run files, CLI default, reports)
 
 
+def scan_settings(scan_variant: str) -> tuple[tuple[str, str], ...]:
+    """The DuckDB settings (SET name = value, for the scan statement only) of a scan variant:
+    full-row disables the optimizers that would answer its always-false predicate from
+    statistics or push it into the scan. Recorded in the run file (RunConfig.scan_settings)."""
+    if scan_variant == "full-row":
+        return (("disabled_optimizers", "statistics_propagation,filter_pushdown"),)
+    return ()
+
+
 def statement(
     query: str,
     n: int,
@@ -150,7 +159,7 @@ def statement(
             params["predicate"] = f"hundpct + floor(random())::INTEGER > {n}"
         else:
             params["predicate"] = f"hundpct > {n}"
-            settings = (("disabled_optimizers", "statistics_propagation,filter_pushdown"),)
+        settings = scan_settings(scan_variant)
     sql = "\n".join(
         line for line in sql_text(query).format(**params).splitlines() if not line.startswith("--")
     ).strip()

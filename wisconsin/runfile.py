@@ -205,6 +205,10 @@ class RunConfig:
     max_reps: int | None = None
     target_ci: float | None = None  # relative half-width every headline ratio must reach
     time_budget_s: float | None = None
+    # the scan variant's DuckDB settings, SET for the scan statement only (TP1 pitfall 9),
+    # e.g. (("disabled_optimizers", "statistics_propagation,filter_pushdown"),); None: not
+    # recorded (written before 2026-11-23)
+    scan_settings: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)

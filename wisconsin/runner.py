@@ -39,7 +39,13 @@ from wisconsin import (
 from wisconsin.engine import Engine, EngineConfig
 from wisconsin.execution import ColdNotProven, Loop, Progress, Target  # noqa: F401
 from wisconsin.expect import expected_answers
-from wisconsin.queries import DEFAULT_SCAN_VARIANT, QUERIES, REGISTRY, SCAN_VARIANTS
+from wisconsin.queries import (
+    DEFAULT_SCAN_VARIANT,
+    QUERIES,
+    REGISTRY,
+    SCAN_VARIANTS,
+    scan_settings,
+)
 from wisconsin.runfile import Run, RunConfig, TableInfo
 from wisconsin.schedule import Step
 from wisconsin.verify import VerificationError  # noqa: F401  (part of this module's API)
@@ -225,6 +231,7 @@ def _config(opts: RunOptions, seed: int, order_seed: int) -> RunConfig:
         partitions=opts.partitions,
         queries=opts.queries,
         scan_variant=opts.scan_variant,
+        scan_settings=scan_settings(opts.scan_variant),
         repeat=0,  # the timed rounds run: filled in when the run ends
         warmup=opts.warmup,
         seed=seed,
