@@ -216,3 +216,52 @@ def test_header_says_when_the_kernel_pages_out_idle_memory(tmp_path):
     runfile.save(dataclasses.replace(run, environment=env), path)
     text = report_files([path], "text")
     assert "Memory" in text and "DAMON pageout" in text
+
+
+def _dominated_base_run():
+    """run_v2 with the G1 scan (the scaleup base) harness-dominated: engine share 50%."""
+    import dataclasses
+
+    from wisconsin import runfile
+
+    run = runfile.load(FIX / "run_v2.json")
+
+    def dominate(m):
+        if (m.table, m.query) != ("G1", "scan"):
+            return m
+        reps = tuple(dataclasses.replace(r, engine_share=0.5) for r in m.repetitions)
+        return dataclasses.replace(m, repetitions=reps)
+
+    return dataclasses.replace(run, measurements=tuple(dominate(m) for m in run.measurements))
+
+
+def test_a_ratio_against_a_harness_dominated_base_is_not_a_headline():
+    # Audit item 3: G1 scan was marked h while G2..G8 scan read as headline scaleups (and
+    # were fitted), although the stopping rule already dropped them.
+    from wisconsin import metrics, scalability, schedule
+
+    run = _dominated_base_run()
+    pts = {(p.kind, p.query, p.P): p for p in metrics.compute_points(run)}
+    base = pts["G", "scan", 1]
+    assert base.harness is True and not base.headline
+    for P in (2, 4, 8):
+        p = pts["G", "scan", P]
+        assert p.harness is False and p.base_harness is True and not p.headline
+    assert pts["F", "scan", 2].base_harness is False and pts["F", "scan", 2].headline
+    # One definition: the report's headline points are the stopping rule's headline ratios.
+    report_heads = {(p.kind, p.query, p.P) for p in pts.values() if p.P != p.P0 and p.headline}
+    rule_heads = {(h.kind, h.query, h.P) for h in schedule.headline_ratios(run.measurements)}
+    assert report_heads == rule_heads and ("G", "scan", 2) not in rule_heads
+    card = next(
+        c for c in scalability.cards(list(pts.values()), run) if (c.query, c.kind) == ("scan", "G")
+    )
+    assert card.excluded == (2, 4, 8) and all(f.points == 0 for f in card.fits)
+
+    text = render_report([run], "text")
+    row = next(ln for ln in text.splitlines() if ln.startswith("Table Scan") and "(1.00)h" in ln)
+    assert row.count(")b") == 3, row
+    assert "measured against a harness-dominated base" in text
+    assert "scan P=2 (base P=1), scan P=4 (base P=1), scan P=8 (base P=1)" in text
+    data = json.loads(render_report([run], "json"))
+    g2 = next(p for p in data["runs"][0]["points"] if (p["table"], p["query"]) == ("G2", "scan"))
+    assert g2["harness"] is False and g2["base_harness"] is True and g2["headline"] is False

@@ -67,3 +67,12 @@ def test_round_orders_are_seeded_shuffles_in_table_blocks():
     orders = {tuple(s.label for s in schedule.round_order(steps, seed)) for seed in range(20)}
     assert len(orders) > 10
     assert schedule.Step.parse("baseline:F1/scan") == schedule.Step("F1", "scan", True)
+
+
+def test_a_ratio_against_a_harness_dominated_base_is_not_a_headline():
+    base = _m("G", 1, [0.01] * 4, share=0.5)  # dominated
+    fine = _m("G", 2, [0.5, 0.51, 0.49, 0.5])
+    assert schedule.harness_dominated(base) and not schedule.harness_dominated(fine)
+    assert schedule.headline_ratios([base, fine]) == []
+    # One rule with the report: the share alone is enough to judge a point.
+    assert schedule.harness_dominated(_m("F", 1, [0.01] * 3, share=0.5, overhead=None))

@@ -55,6 +55,7 @@ class Point:
     engine_share: float | None  # median max partition engine time / wall; None: not recorded
     overhead_s: float | None  # median harness overhead; None: not recorded
     harness: bool | None  # harness-dominated (kept out of headline ratios); None: unknown
+    base_harness: bool | None  # the P0 point (the ratio's other half) is harness-dominated
     karp_flatt: float | None  # speedup only, undefined at P = P0
     startup: float | None  # median over reps of the mean partition start delay (s)
     worker_startup: float  # Measurement.startup_s: opening the P partitions (s)
@@ -65,8 +66,9 @@ class Point:
 
     @property
     def headline(self) -> bool:
-        """A ratio to quote: verified and not known to be harness-dominated."""
-        return self.verified and self.harness is not True
+        """A ratio to quote: verified, and neither this point nor its base (P0) known to be
+        harness-dominated (headline_ratio)."""
+        return self.verified and headline_ratio(self.harness, self.base_harness)
 
 
 def median(xs: Sequence[float]) -> float:
@@ -176,6 +178,23 @@ def harness_dominated(share: float | None, overhead: float | None, t: float) -> 
     )
 
 
+def measurement_harness(ms: Sequence[Measurement]) -> bool | None:
+    """Whether one point (a measurement, or its replicates in pooled runs) is
+    harness-dominated: its recorded engine share and overhead against its median time."""
+    times = [t for m in ms for t in m.times]
+    if not times:
+        return None
+    return harness_dominated(engine_share(ms), bnd.recorded_overhead(ms), median(times))
+
+
+def headline_ratio(harness: bool | None, base_harness: bool | None) -> bool:
+    """A ratio is only as good as both its points: it is a headline ratio unless the point
+    or its base (P0) is known to be harness-dominated. The one definition shared by the
+    report, plots and scalability cards (Point.headline) and the stopping rule
+    (wisconsin.schedule.headline_ratios)."""
+    return harness is not True and base_harness is not True
+
+
 def as_runs(runs: Run | Sequence[Run]) -> list[Run]:
     """One run or several runs of one configuration, as a non-empty list."""
     out = [runs] if isinstance(runs, Run) else list(runs)
@@ -251,6 +270,8 @@ def compute_points(runs: Run | Sequence[Run]) -> list[Point]:
                 of_bound = b.time_s / tmed
                 beats = (tint.hi if tint.hi is not None else tmed) < b.time_s
             share, over = engine_share(ms), bnd.recorded_overhead(ms)
+            harness = measurement_harness(ms)
+            base_harness = harness if ms is base else measurement_harness(base)
             pm, bm = pooled(ms), pooled(base)
             points.append(
                 Point(
@@ -276,7 +297,8 @@ def compute_points(runs: Run | Sequence[Run]) -> list[Point]:
                     beats_bound=beats,
                     engine_share=share,
                     overhead_s=over,
-                    harness=harness_dominated(share, over, tmed),
+                    harness=harness,
+                    base_harness=base_harness,
                     karp_flatt=kf,
                     startup=startup_delay(pm),
                     worker_startup=float(np.median([x.startup_s for x in ms])),

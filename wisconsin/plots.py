@@ -92,7 +92,7 @@ def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) ->
             capsize=3,
             label=f"measured (rel. P0={P0}, 95% CI)",
         )
-        harness = [p for p in pts if p.harness]
+        harness = [p for p in pts if p.harness or p.base_harness]
         if harness:
             ax.scatter(
                 [p.P for p in harness],
@@ -101,7 +101,7 @@ def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) ->
                 marker="x",
                 color="#808080",
                 zorder=6,
-                label="harness-dominated (not headline)",
+                label="harness-dominated point or base (not headline)",
             )
         over = [p for p in pts if p.oversubscribed]
         if over:

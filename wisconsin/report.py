@@ -36,6 +36,7 @@ MARK_WIDE = "~"
 MARK_OVER = "*"
 MARK_UNVERIFIED = "?"
 MARK_HARNESS = "h"
+MARK_BASE = "b"  # the point is fine, its base (P0) is harness-dominated: not a headline
 SCAN_NOTE = {
     "full-row": "full-row (every row of every column read, proven from DuckDB's profile)",
     "predicate-column": "predicate-column (every row of hundpct read; other columns not)",
@@ -90,11 +91,14 @@ def group_runs(runs: Sequence[Run]) -> list[list[Run]]:
 
 def ratio_cell(p: Point) -> str:
     """'1.93 [1.85-2.01]' plus markers: wide CI, oversubscribed, unverified, beats its bound;
-    a harness-dominated point is shown in parentheses (not a headline ratio)."""
+    a harness-dominated point, or a ratio against a harness-dominated base, is shown in
+    parentheses (not a headline ratio)."""
     r = p.ratio
     s = interval_text(r.value, r.lo, r.hi)
     if p.harness:
         s = f"({s}){MARK_HARNESS}"
+    elif p.base_harness:
+        s = f"({s}){MARK_BASE}"
     marks = (
         (MARK_WIDE if r.wide else "")
         + (MARK_OVER if p.oversubscribed else "")
@@ -269,7 +273,16 @@ def _ratio_section(kind: str, points: list[Point]) -> Section | None:
             "harness overhead): the ratio measures the harness more than the database and is "
             "not a headline number: " + ", ".join(f"{p.query} P={p.P}" for p in harness) + "."
         )
-    elif all(p.harness is None for p in pts):
+    based = [p for p in pts if p.base_harness and not p.harness]
+    if based:
+        notes.append(
+            f"({MARK_BASE}): measured against a harness-dominated base (its P0 point is marked "
+            f"{MARK_HARNESS}): a ratio is only as good as both its points, so it is not a "
+            "headline number either: "
+            + ", ".join(f"{p.query} P={p.P} (base P={p.P0})" for p in based)
+            + "."
+        )
+    if not harness and all(p.harness is None for p in pts):
         notes.append("Engine share and harness overhead: not recorded (harness share unknown).")
     if any(p.P0 != 2 for p in pts):
         notes.append(
