@@ -162,7 +162,10 @@ class SharedMemoryEngine:
         self._fault(WHOLE, "run")
         unit = self.whole.run(statements[WHOLE], dispatched)
         # One process, nothing to dispatch: the wall time is the statement's own, from
-        # execute to its last row. Per-statement SETs and reading the profile happen outside it.
+        # execute to its last row. Per-statement SETs and reading the profile happen outside it
+        # (docs/performance.md, "Harness overhead (shared-memory)"). So the empty statement of
+        # engine.harness_overhead has nothing outside the engine: overhead_s is 0 and a read
+        # query's engine share 1 by construction, so none is harness-dominated (methodology.md).
         return StepResult(wall_s=unit.engine_s, units={WHOLE: unit}, bytes_read=unit.bytes_read)
 
     def noop_statements(self) -> dict[int, Statement]:
