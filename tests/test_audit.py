@@ -386,3 +386,30 @@ def test_the_methodology_names_only_what_the_code_has():
     assert not hasattr(importlib.import_module("wisconsin.audit"), "check")
     assert "config.scan_settings" in text
     assert "scan_settings" in {f.name for f in dataclasses.fields(runfile.RunConfig)}
+
+
+def _measurement(data, query, partitions=2):
+    return next(
+        m for m in data["measurements"] if m["query"] == query and m["table"] == f"F{partitions}"
+    )
+
+
+# --- malformed evidence is a FAIL line, never a traceback
+
+
+@pytest.mark.parametrize(
+    "rule, forge",
+    [
+        (
+            "repetitions interleaved",
+            lambda d: _measurement(d, "scan")["repetitions"][0].update(position=999),
+        ),
+        ("repetitions interleaved", lambda d: d["rounds"][1]["order"].__setitem__(0, "garbage")),
+    ],
+)
+def test_malformed_evidence_fails_its_rule_in_one_line(run_path, tmp_path, rule, forge):
+    edited = _edit(run_path, tmp_path, forge)
+    rules = {r.name: r for r in audit_file(edited)}
+    assert not rules[rule].ok and "malformed" in rules[rule].detail
+    result = _cli("audit", str(edited))  # catch_exceptions=False: a traceback fails the test
+    assert result.exit_code == 1 and f"FAIL  {rule}: malformed" in result.output
