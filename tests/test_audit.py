@@ -80,8 +80,12 @@ def test_every_rule_passes_when_the_points_are_long_enough(run_path, tmp_path):
     def quick_harness(data):
         for m in data["measurements"]:
             for r in m["repetitions"]:
+                # times that give a 95% engine share (audit recomputes it from them)
+                slowest = max(s["engine_s"] for s in r["partitions"])
+                slowest += r["commit_decision_s"] or 0.0
+                r["wall_s"] = max(slowest, 1e-6) / 0.95
+                r["engine_share"] = slowest / r["wall_s"]
                 r["overhead_s"] = r["wall_s"] / 100
-                r["engine_share"] = 0.95
 
     result = _cli("audit", str(_edit(run_path, tmp_path, quick_harness)))
     assert result.exit_code == 0, result.output
@@ -392,6 +396,31 @@ def _measurement(data, query, partitions=2):
     return next(
         m for m in data["measurements"] if m["query"] == query and m["table"] == f"F{partitions}"
     )
+
+
+# --- the engine share is recomputed from the recorded times
+
+
+def test_a_real_runs_recorded_engine_shares_match_its_times(run_path):
+    assert "disagrees" not in _rules(runfile.load(run_path))["engine share"].detail
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        # the update's share raised above 80% without changing its times
+        lambda m: [r.update(engine_share=0.95) for r in m["repetitions"]],
+        # the wall time cut below the engine time, the share set to match
+        lambda m: [
+            r.update(wall_s=r["wall_s"] / 10, engine_share=r["engine_share"] * 10)
+            for r in m["repetitions"]
+        ],
+    ],
+)
+def test_an_engine_share_its_times_contradict_fails(run_path, tmp_path, forge):
+    edited = _edit(run_path, tmp_path, lambda d: forge(_measurement(d, "update")))
+    rule = {r.name: r for r in audit_file(edited)}["engine share"]
+    assert not rule.ok and "F2/update rep 1" in rule.detail, rule
 
 
 # --- malformed evidence is a FAIL line, never a traceback

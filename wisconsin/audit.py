@@ -7,6 +7,7 @@ them). A rule passes only on evidence the file holds; what a file does not recor
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,6 +16,10 @@ from wisconsin import WisconsinError, generator, metrics, runfile, runner, sched
 from wisconsin.runfile import Measurement, Repetition, Run
 
 COLD_SCAN_MIN = 0.90  # the share of its data a cold full-row scan must read
+# A recorded engine share must equal (slowest partition engine_s + commit_decision_s) /
+# wall_s, as the runner computes it (execution.execute_once); this allows float rounding.
+SHARE_REL_TOL = 1e-4
+SHARE_ABS_TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,15 @@ def _all_reps(m: Measurement) -> Iterable[Repetition]:
     yield from m.repetitions
     if m.warmup.index == 0:
         yield m.warmup
+
+
+def recomputed_share(r: Repetition) -> float | None:
+    """(slowest partition engine_s + commit_decision_s) / wall_s, as the runner records it;
+    None without partition samples."""
+    if not r.partitions:
+        return None
+    slowest = max(s.engine_s for s in r.partitions) + (r.commit_decision_s or 0.0)
+    return slowest / r.wall_s
 
 
 def _multiple(times, overheads) -> str:
@@ -228,11 +242,46 @@ def rule_cache(run: Run) -> Rule:
     return Rule("cache state proven", True, f"cold: every cold execution read from storage{least}")
 
 
+def _share_problems(run: Run) -> list[str]:
+    """Recorded engine shares the repetitions' own times contradict, or above 1."""
+    out = []
+    for m in (*run.measurements, *run.baseline):
+        for r in m.repetitions:
+            share = recomputed_share(r)
+            if r.engine_share is None or share is None:
+                continue  # unrecorded: judged below (measurements), not a contradiction
+            where = f"{_label(m)} rep {r.index}"
+            if share > 1 + SHARE_ABS_TOL:
+                out.append(f"{where}: engine time {share:.2f}x its wall time")
+            elif not math.isclose(
+                r.engine_share, share, rel_tol=SHARE_REL_TOL, abs_tol=SHARE_ABS_TOL
+            ):
+                out.append(
+                    f"{where}: recorded engine share {r.engine_share:.3g}, its times give {share:.3g}"
+                )
+            elif r.engine_share > 1 + SHARE_ABS_TOL:
+                out.append(f"{where}: engine share {r.engine_share:.3g} above 1")
+    return out
+
+
 def rule_engine_share(run: Run) -> Rule:
     cores = metrics.machine_cores(run)
+    contradicted = _share_problems(run)
+    if contradicted:
+        return Rule(
+            "engine share",
+            False,
+            "recorded share disagrees with its times: "
+            + "; ".join(contradicted[:3])
+            + (f" (+{len(contradicted) - 3})" if len(contradicted) > 3 else ""),
+        )
     bad, above, unrecorded = [], [], []
     for m in run.measurements:
-        share = [r.engine_share for r in m.repetitions if r.engine_share is not None]
+        share = [
+            r.engine_share
+            for r in m.repetitions
+            if r.engine_share is not None and recomputed_share(r) is not None
+        ]
         over = [r.overhead_s for r in m.repetitions if r.overhead_s is not None]
         if len(share) < len(m.repetitions) or len(over) < len(m.repetitions) or not m.repetitions:
             unrecorded.append(_label(m))
