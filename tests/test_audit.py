@@ -423,6 +423,19 @@ def test_an_engine_share_its_times_contradict_fails(run_path, tmp_path, forge):
     assert not rule.ok and "F2/update rep 1" in rule.detail, rule
 
 
+# --- enough repetitions is the methodology's minimum, not the run's own
+
+
+def test_a_run_that_asked_for_one_repetition_fails_enough_repetitions(run_path, tmp_path):
+    def one(d):
+        d["config"].update(min_reps=1, max_reps=1, repeat=1)
+        for m in d["measurements"]:
+            m["repetitions"] = m["repetitions"][:1]
+
+    rule = {r.name: r for r in audit_file(_edit(run_path, tmp_path, one))}["enough repetitions"]
+    assert not rule.ok and "minimum is 5" in rule.detail and "asked for only 1" in rule.detail
+
+
 # --- malformed evidence is a FAIL line, never a traceback
 
 
