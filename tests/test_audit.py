@@ -149,6 +149,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert missing.exit_code == 2 and "no such run file" in missing.output
 
 
+def _resident(r):
+    """r as a warm repetition that found its data in memory (read nothing from storage)."""
+    parts = tuple(
+        dataclasses.replace(s, bytes_read=None if s.bytes_read is None else 0) for s in r.partitions
+    )
+    return dataclasses.replace(
+        r, cold=False, partitions=parts, bytes_read=None if r.bytes_read is None else 0
+    )
+
+
 def test_warm_runs_claim_nothing_to_prove(run_path):
     run = runfile.load(run_path)
     cfg = dataclasses.replace(run.config, cache="warm")
@@ -158,7 +168,7 @@ def test_warm_runs_claim_nothing_to_prove(run_path):
             dataclasses.replace(
                 m,
                 cache="warm",
-                repetitions=tuple(dataclasses.replace(r, cold=False) for r in m.repetitions),
+                repetitions=tuple(_resident(r) for r in m.repetitions),
             )
             for m in ms
         )
@@ -423,6 +433,44 @@ def test_an_engine_share_its_times_contradict_fails(run_path, tmp_path, forge):
     assert not rule.ok and "F2/update rep 1" in rule.detail, rule
 
 
+# --- the cold-read proof
+
+
+def test_a_scans_reads_recorded_only_for_the_repetition_do_not_prove_cold(run_path, tmp_path):
+    # only the shared-memory update records its reads for the whole repetition (the real
+    # run's update passes); a full-row scan must prove its reads per partition
+    def moved(d):
+        r = _measurement(d, "scan")["repetitions"][1]
+        for s in r["partitions"]:
+            s["bytes_read"] = None
+        r["bytes_read"] = 1
+
+    rule = {r.name: r for r in audit_file(_edit(run_path, tmp_path, moved))}["cache state proven"]
+    assert not rule.ok and "bytes read not recorded" in rule.detail, rule
+
+
+def test_a_scan_whose_data_bytes_shrank_with_its_reads_fails(run_path, tmp_path):
+    def shrunk(d):
+        for s in _measurement(d, "scan")["repetitions"][1]["partitions"]:
+            s["bytes_read"] = s["data_bytes"] = 4096
+
+    rule = {r.name: r for r in audit_file(_edit(run_path, tmp_path, shrunk))}["cache state proven"]
+    assert not rule.ok and "of the table's" in rule.detail, rule
+
+
+def test_the_runner_refuses_a_scan_proven_cold_only_by_the_repetitions_total():
+    from types import SimpleNamespace
+
+    from wisconsin.execution import ColdNotProven, check_cold
+
+    sample = runfile.PartitionSample(0, 1.0, 1.0, 10, None, bytes_read=None, data_bytes=10**6)
+    rep = runfile.Repetition(1, True, 1.0, 0, (sample,), round=1, bytes_read=1)
+    target = SimpleNamespace(manifest=SimpleNamespace(name="F1"))
+    with pytest.raises(ColdNotProven, match="not measurable"):
+        check_cold(target, "scan", "full-row", rep)
+    check_cold(target, "update", "", rep)  # the shared-memory update's total is its proof
+
+
 # --- enough repetitions is the methodology's minimum, not the run's own
 
 
@@ -455,3 +503,32 @@ def test_malformed_evidence_fails_its_rule_in_one_line(run_path, tmp_path, rule,
     assert not rules[rule].ok and "malformed" in rules[rule].detail
     result = _cli("audit", str(edited))  # catch_exceptions=False: a traceback fails the test
     assert result.exit_code == 1 and f"FAIL  {rule}: malformed" in result.output
+
+
+# --- a warm repetition that read its data from storage was not warm
+
+
+def test_a_warm_repetition_that_read_its_data_fails(run_path):
+    run = runfile.load(run_path)
+
+    def warm(ms, read_from_disk):
+        out = []
+        for m in ms:
+            reps = [_resident(r) for r in m.repetitions]
+            if read_from_disk and m.query == "select" and m.partitions == 2:
+                parts = tuple(
+                    dataclasses.replace(s, bytes_read=s.data_bytes) for s in reps[0].partitions
+                )
+                reps[0] = dataclasses.replace(reps[0], partitions=parts)
+            out.append(dataclasses.replace(m, cache="warm", repetitions=tuple(reps)))
+        return tuple(out)
+
+    cfg = dataclasses.replace(run.config, cache="warm")
+    forged = dataclasses.replace(
+        run,
+        config=cfg,
+        measurements=warm(run.measurements, True),
+        baseline=warm(run.baseline, False),
+    )
+    rule = _rules(forged)["cache state proven"]
+    assert not rule.ok and "warm, yet read" in rule.detail, rule
