@@ -505,6 +505,33 @@ def test_malformed_evidence_fails_its_rule_in_one_line(run_path, tmp_path, rule,
     assert result.exit_code == 1 and f"FAIL  {rule}: malformed" in result.output
 
 
+# --- answers are checked against each other, warm-ups whatever their index
+
+
+def test_a_reindexed_warm_up_is_still_checked(run_path, tmp_path):
+    def hide(d):
+        w = _measurement(d, "select")["warmup"]
+        w.update(index=99, verified=False)
+
+    rules = {r.name: r for r in audit_file(_edit(run_path, tmp_path, hide))}
+    assert not rules["answers verified"].ok and "rep 99" in rules["answers verified"].detail
+
+
+def test_answers_disagreeing_across_tables_of_the_same_data_fail(run_path, tmp_path):
+    def forged_count(d):
+        m = _measurement(d, "select")
+        m["expected_rows"] = 1
+        for r in [m["warmup"], *m["repetitions"]]:
+            r["rows"] = 1
+
+    def forged_average(d):
+        _measurement(d, "average")["repetitions"][2]["answer"] += 1.0
+
+    for forge, what in ((forged_count, "expects 1 rows"), (forged_average, "average")):
+        rule = {r.name: r for r in audit_file(_edit(run_path, tmp_path, forge))}
+        assert not rule["answers verified"].ok and what in rule["answers verified"].detail
+
+
 # --- a warm repetition that read its data from storage was not warm
 
 

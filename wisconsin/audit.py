@@ -7,6 +7,7 @@ them). A rule passes only on evidence the file holds; what a file does not recor
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Iterable
@@ -29,6 +30,7 @@ MIN_REPS = 5
 # wall_s, as the runner computes it (execution.execute_once); this allows float rounding.
 SHARE_REL_TOL = 1e-4
 SHARE_ABS_TOL = 1e-6
+ANSWER_REL_TOL = 1e-9  # one AVG over the same data: equal up to summation order
 
 
 @dataclass(frozen=True)
@@ -39,9 +41,19 @@ class Rule:
 
 
 def _all_reps(m: Measurement) -> Iterable[Repetition]:
+    """Every execution of m: the timed ones and the warm-up, unless the warm-up is the
+    runner's stand-in when none ran (the first timed repetition, index -1)."""
     yield from m.repetitions
-    if m.warmup.index == 0:
+    if not (_warmup_is_copy(m)):
         yield m.warmup
+
+
+def _warmup_is_copy(m: Measurement) -> bool:
+    return (
+        m.warmup.index == -1
+        and bool(m.repetitions)
+        and m.warmup == dataclasses.replace(m.repetitions[0], index=-1)
+    )
 
 
 def recomputed_share(r: Repetition) -> float | None:
@@ -394,6 +406,40 @@ def rule_engine_share(run: Run) -> Rule:
     )
 
 
+def _same_data(run: Run, m: Measurement) -> tuple:
+    """Measurements of one table's data (same kind, size, seed, generator) and query must
+    give one answer, whatever the partitioning or engine."""
+    t = next((t for t in run.tables if t.name == m.table), None)
+    return (m.kind, m.rows, t and t.seed, t and t.generator_version, m.query, m.variant)
+
+
+def _answer_problems(run: Run) -> list[str]:
+    out = []
+    expected: dict[tuple, tuple[str, int]] = {}
+    averages: dict[tuple, tuple[str, float]] = {}
+    for m in (*run.measurements, *run.baseline):
+        key = _same_data(run, m)
+        first = expected.setdefault(key, (_label(m), m.expected_rows))
+        if first[1] != m.expected_rows:
+            out.append(
+                f"{_label(m)}: expects {m.expected_rows} rows, {first[0]} on the same data "
+                f"{first[1]}"
+            )
+        if m.query != "average":
+            continue
+        for r in _all_reps(m):
+            if r.answer is None:
+                out.append(f"{_label(m)} rep {r.index}: average not recorded")
+                continue
+            ref = averages.setdefault(key, (f"{_label(m)} rep {r.index}", r.answer))
+            if not math.isclose(r.answer, ref[1], rel_tol=ANSWER_REL_TOL):
+                out.append(
+                    f"{_label(m)} rep {r.index}: average {r.answer!r}, {ref[0]} on the same "
+                    f"data {ref[1]!r}"
+                )
+    return out
+
+
 def rule_verified(run: Run) -> Rule:
     bad = []
     for m in (*run.measurements, *run.baseline):
@@ -402,8 +448,13 @@ def rule_verified(run: Run) -> Rule:
                 bad.append(f"{_label(m)} rep {r.index}: not verified")
             elif r.rows != m.expected_rows:
                 bad.append(f"{_label(m)} rep {r.index}: {r.rows} rows, expected {m.expected_rows}")
+    bad += _answer_problems(run)
     if bad:
-        return Rule("answers verified", False, "; ".join(bad[:3]))
+        return Rule(
+            "answers verified",
+            False,
+            "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else ""),
+        )
     n = sum(1 for m in (*run.measurements, *run.baseline) for _ in _all_reps(m))
     return Rule("answers verified", True, f"{n} executions returned the expected answer")
 
