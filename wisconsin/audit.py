@@ -13,10 +13,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from wisconsin import WisconsinError, generator, metrics, runfile, runner, schedule
-
-
-from wisconsin import WisconsinError, generator, metrics, queries, runfile, schedule
+from wisconsin import WisconsinError, generator, metrics, queries, runfile, runner, schedule
 from wisconsin.runfile import Measurement, Repetition, Run
 
 COLD_SCAN_MIN = 0.90  # the share of its data a cold full-row scan must read
