@@ -105,6 +105,32 @@ def test_compare_of_a_debitcredit_and_a_batch_file_is_one_line(tmp_path):
     assert res.exit_code == 2 and "run files of different workloads" in res.output
 
 
+def test_ctrl_c_after_the_debitcredit_run_file_was_saved_names_it(tmp_path, monkeypatch):
+    """A ^C once the DebitCredit run file is saved (while reports and figures are written, or
+    raised again by interrupts.check after the command) names the files already written: it
+    once said "no run file was written" of a complete file."""
+    from wisconsin import interrupts
+
+    out = tmp_path / "runs"
+    real = interrupts.check
+
+    def check() -> None:
+        real()
+        if list(out.glob("debitcredit-*.json")):  # the run file is written: the ^C comes now
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(interrupts, "check", check)
+    args = ["bench", "--workload", "debitcredit", "--partitions", "1", "--branches", "2",
+            "--step-seconds", "0.3", "--repeat", "1", "--data", str(tmp_path / "d"),
+            "--out", str(out)]  # fmt: skip
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 130, res.output
+    (path,) = out.glob("debitcredit-*.json")
+    last = res.output.splitlines()[-1]
+    assert last.startswith("interrupted; finished partitions are kept; already written: "), last
+    assert str(path) in last
+
+
 def test_ctrl_c_during_debitcredit_bench_is_one_line(tmp_path):
     """^C to the whole process group, partition processes starting or running: one line, 130."""
     import os

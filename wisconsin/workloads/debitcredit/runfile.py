@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wisconsin import WisconsinError, jsonfields
+from wisconsin import WisconsinError, jsonfields, outputs
 from wisconsin import runfile as common
 from wisconsin.workloads.debitcredit.histogram import Latency
 from wisconsin.workloads.debitcredit.schema import Sizing
@@ -118,11 +118,14 @@ class DebitCreditRun:
 
 
 def save(run: DebitCreditRun, path: str | os.PathLike) -> Path:
-    """Atomic, never overwrites (the project's writer)."""
+    """Atomic, never overwrites (the project's writer). The file is noted as published
+    (outputs.published): a ^C after it is written must not say no run file was written."""
     try:
-        return common.save(run, path)
+        saved = common.save(run, path)
     except common.RunFileError as exc:
         raise WisconsinError(str(exc)) from None
+    outputs.note_published(saved)
+    return saved
 
 
 def is_debitcredit(path: str | os.PathLike) -> bool:
