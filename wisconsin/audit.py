@@ -54,12 +54,16 @@ def _warmup_is_copy(m: Measurement) -> bool:
 
 
 def recomputed_share(r: Repetition) -> float | None:
-    """(slowest partition engine_s + commit_decision_s) / wall_s, as the runner records it;
-    None without partition samples."""
+    """The share the repetition's own times give (runfile.engine_share, as the runner records
+    it); None without partition samples."""
     if not r.partitions:
         return None
-    slowest = max(s.engine_s for s in r.partitions) + (r.commit_decision_s or 0.0)
-    return slowest / r.wall_s
+    return runfile.engine_share([s.engine_s for s in r.partitions], r.commit_decision_s, r.wall_s)
+
+
+def _summary(bad: list[str]) -> str:
+    """The first three problems, and how many more."""
+    return "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else "")
 
 
 def _multiple(times, overheads) -> str:
@@ -134,9 +138,7 @@ def rule_complete(run: Run) -> Rule:
     if not run.stop_reason.strip() and c.interleaved:
         bad.append("stop reason not recorded")
     if bad:
-        return Rule(
-            name, False, "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else "")
-        )
+        return Rule(name, False, _summary(bad))
     return Rule(
         name,
         True,
@@ -200,7 +202,7 @@ def rule_full_scan(run: Run) -> Rule:
         return Rule(
             "full scan proven",
             False,
-            "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else ""),
+            _summary(bad),
         )
     reps = sum(len(m.repetitions) for m in scans)
     return Rule(
@@ -303,7 +305,7 @@ def rule_cache(run: Run) -> Rule:
         return Rule(
             "cache state proven",
             False,
-            "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else ""),
+            _summary(bad),
         )
     if cache == "warm":
         return Rule(
@@ -354,9 +356,7 @@ def rule_engine_share(run: Run) -> Rule:
         return Rule(
             "engine share",
             False,
-            "recorded share disagrees with its times: "
-            + "; ".join(contradicted[:3])
-            + (f" (+{len(contradicted) - 3})" if len(contradicted) > 3 else ""),
+            "recorded share disagrees with its times: " + _summary(contradicted),
         )
     bad, above, unrecorded = [], [], []
     for m in run.measurements:
@@ -450,7 +450,7 @@ def rule_verified(run: Run) -> Rule:
         return Rule(
             "answers verified",
             False,
-            "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else ""),
+            _summary(bad),
         )
     n = sum(1 for m in (*run.measurements, *run.baseline) for _ in _all_reps(m))
     return Rule("answers verified", True, f"{n} executions returned the expected answer")
@@ -501,9 +501,7 @@ def rule_durability(run: Run) -> Rule:
             return Rule(
                 name,
                 False,
-                "the update's fsynced commit decision is not timed > 0 s: "
-                + "; ".join(bad[:3])
-                + (f" (+{len(bad) - 3})" if len(bad) > 3 else ""),
+                "the update's fsynced commit decision is not timed > 0 s: " + _summary(bad),
             )
         evidence = (
             f"the update's fsynced commit decision timed > 0 s in all {len(updates)} executions"
@@ -583,9 +581,7 @@ def rule_interleaved(run: Run) -> Rule:
                 bad.append(f"{where}: a second timed repetition of {label} in round {r.round}")
             seen.add(r.round)
     if bad:
-        return Rule(
-            name, False, "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else "")
-        )
+        return Rule(name, False, _summary(bad))
     timed = sum(1 for r in run.rounds if r.index > 0)
     return Rule(
         name,

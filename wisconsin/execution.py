@@ -142,7 +142,7 @@ def execute_once(
     samples = _samples(step, t, evicted)
     # The update's critical path in the database: its slowest partition (update, marker,
     # COMMIT) plus the coordinator's durable commit decision; only dispatch is harness.
-    slowest = max((s.engine_s for s in samples), default=0.0) + (step.decision_s or 0.0)
+    share = runfile.engine_share([s.engine_s for s in samples], step.decision_s, step.wall_s)
     return Repetition(
         index=index,
         cold=cold,
@@ -153,7 +153,7 @@ def execute_once(
         verified=True,
         dispatched_unix=dispatched,
         overhead_s=overhead,
-        engine_share=slowest / step.wall_s if step.wall_s > 0 else None,
+        engine_share=share,
         bytes_read=step.bytes_read,
         commit_decision_s=step.decision_s,
     )

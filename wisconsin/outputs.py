@@ -118,8 +118,7 @@ def _publish(
                 # link() fails if the target appeared since the check: no silent overwrite.
                 os.link(tmp, final)
             written.append(final)
-            for record in _records:
-                record.append(final)
+            note_published(final)
     except BaseException as exc:
         # A ^C right after a rename, before it was noted: that file is in place all the same.
         if renaming and renaming[1] not in written and _renamed(*renaming, force=force):

@@ -76,6 +76,14 @@ class Repetition:
     commit_decision_s: float | None = None
 
 
+def engine_share(engine_s: list[float], decision_s: float | None, wall_s: float) -> float | None:
+    """What Repetition.engine_share records: (slowest partition's engine time + the update's
+    commit decision) / coordinator wall time; None without a wall time."""
+    if wall_s <= 0:
+        return None
+    return (max(engine_s, default=0.0) + (decision_s or 0.0)) / wall_s
+
+
 @dataclass(frozen=True)
 class Measurement:
     """All repetitions of one (table, query)."""
