@@ -87,39 +87,31 @@ def timeline(path: Path, size: int, seconds: int) -> None:
         print(f"  {t:4d} s  {(pagecache.resident_bytes(path) or 0) / 2**20:7.0f}")
 
 
+def case(path: Path, idle: float, drop_half: bool, read_back: bool, evict_before_idle: bool):
+    """One case of step 2: read the file, drop some of it, wait, maybe read the dropped part
+    back, evict the rest, and time the cold read."""
+
+    def run() -> tuple[float, float]:
+        read_all(path)
+        if drop_half:
+            drop(path, every_other=True)
+        if evict_before_idle:
+            drop(path)
+        time.sleep(idle)
+        if read_back:
+            read_all(path)
+        drop(path)
+        return timed_read(path)
+
+    return run
+
+
 def cases(path: Path, idle: float):
-    def a():
-        read_all(path)
-        time.sleep(idle)
-        drop(path)
-        return timed_read(path)
-
-    def b():
-        read_all(path)
-        drop(path, every_other=True)
-        time.sleep(idle)
-        drop(path)
-        return timed_read(path)
-
-    def c():
-        read_all(path)
-        drop(path, every_other=True)
-        time.sleep(idle)
-        read_all(path)
-        drop(path)
-        return timed_read(path)
-
-    def d():
-        read_all(path)
-        drop(path)
-        time.sleep(idle)
-        return timed_read(path)
-
     return {
-        "A evicted right before": a,
-        "B half dropped before": b,
-        "C B, read back first": c,
-        "D all dropped before": d,
+        "A evicted right before": case(path, idle, False, False, False),
+        "B half dropped before": case(path, idle, True, False, False),
+        "C B, read back first": case(path, idle, True, True, False),
+        "D all dropped before": case(path, idle, False, False, True),
     }
 
 

@@ -628,17 +628,10 @@ def test_ctrl_c_after_the_complete_run_file_was_saved_names_it(data, tmp_path, m
     """A ^C once the run has saved its complete file (while the report is printed, or raised
     again by interrupts.check after the command) names that file: it once said "no run file
     was written" of a file that was there, complete."""
-    from wisconsin import interrupts
+    from harness.signals import ctrl_c_once_written
 
     out = tmp_path / "runs"
-    real = interrupts.check
-
-    def check() -> None:
-        real()
-        if list(out.glob("*.json")):  # the complete file is written: the ^C comes now
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(interrupts, "check", check)
+    ctrl_c_once_written(monkeypatch, out, "*.json")  # the complete file is written: ^C now
     r = invoke("run", "--data", data, "--mode", "shared-memory", "--repeat", "1", "--out", out)
     assert r.exit_code == 130, r.output
     (path,) = out.glob("*.json")

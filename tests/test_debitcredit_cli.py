@@ -109,17 +109,10 @@ def test_ctrl_c_after_the_debitcredit_run_file_was_saved_names_it(tmp_path, monk
     """A ^C once the DebitCredit run file is saved (while reports and figures are written, or
     raised again by interrupts.check after the command) names the files already written: it
     once said "no run file was written" of a complete file."""
-    from wisconsin import interrupts
+    from harness.signals import ctrl_c_once_written
 
     out = tmp_path / "runs"
-    real = interrupts.check
-
-    def check() -> None:
-        real()
-        if list(out.glob("debitcredit-*.json")):  # the run file is written: the ^C comes now
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(interrupts, "check", check)
+    ctrl_c_once_written(monkeypatch, out, "debitcredit-*.json")  # the run file is written
     args = ["bench", "--workload", "debitcredit", "--partitions", "1", "--branches", "2",
             "--step-seconds", "0.3", "--repeat", "1", "--data", str(tmp_path / "d"),
             "--out", str(out)]  # fmt: skip
