@@ -116,6 +116,16 @@ def test_corrupt_table_is_caught_before_timing_and_repaired(f2, table):
     assert _run(f2.parent, "shared-memory").exit_code == 0
 
 
+def test_a_corrupt_block_of_an_uncached_file_is_caught(f2):
+    from wisconsin import pagecache
+
+    path = f2 / "part-001.duckdb"
+    corrupt_blocks(path, "wisconsin_copy")
+    pagecache.evict(path)  # cold: the check reads its blocks around the page cache
+    m, problems = store.verify_table(f2)
+    assert any("partition 1: wisconsin_copy is corrupt" in p for p in problems), problems
+
+
 @pytest.mark.parametrize("mode", ["shared-memory", "shared-nothing"])
 def test_missing_partition_stops_the_run_and_is_never_created(f2, mode):
     (f2 / "part-000.duckdb").unlink()
