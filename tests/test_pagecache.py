@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import os
 import time
 
@@ -85,66 +84,3 @@ def test_written_pages_dropper_keeps_the_first_bytes_of_a_file_cached(tmp_path):
                 break
             time.sleep(0.01)
     assert pagecache.resident_bytes(f) == 4 << 20  # the head stays, the rest was dropped
-
-
-def _blocks_file(path, blocks=10, size=64 << 10):
-    data = os.urandom(4096 + blocks * size)
-    path.write_bytes(data)
-    return data, size
-
-
-@pytest.mark.parametrize("direct", [True, False])
-def test_read_blocks_gives_each_block_once_in_order_and_short_past_the_end(tmp_path, direct):
-    data, size = _blocks_file(tmp_path / "f")
-    pagecache.evict(tmp_path / "f")
-    wanted = [7, 2, 3, 3, 9, 10, 4, 0]  # duplicates, gaps, runs, one block past the end
-    got = [
-        (b, bytes(buf))
-        for b, buf in pagecache.read_blocks(tmp_path / "f", 4096, size, wanted, direct=direct)
-    ]
-    assert [b for b, _ in got] == [0, 2, 3, 4, 7, 9, 10]
-    for b, buf in got:
-        assert buf == data[4096 + b * size : 4096 + (b + 1) * size]
-    assert got[-1][1] == b""  # block 10 starts at the end of the file
-
-
-def test_read_blocks_coalesces_across_its_read_size(tmp_path, monkeypatch):
-    monkeypatch.setattr(pagecache, "READ_BYTES", 3 * (64 << 10))  # 3 blocks per read
-    data, size = _blocks_file(tmp_path / "f")
-    got = {b: bytes(buf) for b, buf in pagecache.read_blocks(tmp_path / "f", 4096, size, range(8))}
-    assert got == {b: data[4096 + b * size : 4096 + (b + 1) * size] for b in range(8)}
-
-
-def test_read_blocks_of_a_cold_file_leaves_it_out_of_the_cache(tmp_path):
-    f = tmp_path / "f"
-    data, size = _blocks_file(f, blocks=64)
-    pagecache.evict(f)
-    if pagecache.resident_bytes(f) is None or not hasattr(os, "O_DIRECT"):
-        pytest.skip("no mincore or no direct I/O here")
-    fd = pagecache._open_direct(f)
-    if fd is None:
-        pytest.skip("this file system has no direct I/O")
-    os.close(fd)
-    read = sum(len(buf) for _, buf in pagecache.read_blocks(f, 4096, size, range(64)))
-    assert read == 64 * size
-    assert pagecache.resident_bytes(f) < len(data) // 4  # read around the cache
-    f.read_bytes()  # once cached, the cache is read and stays as it was
-    assert sum(len(buf) for _, buf in pagecache.read_blocks(f, 4096, size, range(64))) == read
-    assert pagecache.resident_bytes(f) == len(data)
-
-
-def test_read_blocks_falls_back_where_direct_io_is_refused(tmp_path, monkeypatch):
-    f = tmp_path / "f"
-    data, size = _blocks_file(f, blocks=3)
-    pagecache.evict(f)
-    real, refused = os.preadv, []
-
-    def preadv(fd, buffers, offset):
-        if not refused:  # as a file system without direct I/O answers the first read
-            refused.append(fd)
-            raise OSError(errno.EINVAL, "Invalid argument")
-        return real(fd, buffers, offset)
-
-    monkeypatch.setattr(os, "preadv", preadv)
-    got = b"".join(bytes(buf) for _, buf in pagecache.read_blocks(f, 4096, size, range(3)))
-    assert refused and got == data[4096:]

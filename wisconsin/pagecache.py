@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import errno
 import mmap
 import os
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from wisconsin import WisconsinError
@@ -148,76 +146,6 @@ def evict_partition(path: str | os.PathLike, also_drop_caches: bool = False) -> 
     if also_drop_caches:
         drop_caches()
     return evict_files([path, f"{path}.wal"])
-
-
-# Bytes per read of read_blocks: 32 DuckDB blocks of 256 KiB. Direct reads get no kernel
-# read-ahead, so each must be large enough to keep the device streaming.
-READ_BYTES = 8 << 20
-
-
-def read_blocks(
-    path: str | os.PathLike, start: int, block_size: int, blocks: Iterable[int], direct: bool = True
-) -> Iterator[tuple[int, memoryview]]:
-    """Yield (block, its bytes) for each distinct block id in ascending order, block b being
-    bytes [start + b * block_size, + block_size) of the file (shorter, or empty, past its end).
-
-    direct: unless at least half the file is cached already (then the cache is faster and
-    reading it changes nothing), read around the page cache (O_DIRECT) where the OS and file
-    system allow it. A check that reads a whole table then leaves the cache as it found it:
-    it neither fills it (on this project's VMs every fresh page-cache page costs system time,
-    and a run must not start from a cache its own check warmed) nor evicts what was cached.
-    Falls back to ordinary reads where direct I/O is refused (tmpfs, macOS). Reads cover up
-    to READ_BYTES of consecutive blocks. The bytes are a view of a buffer the next read
-    overwrites: use them before asking for the next block.
-    """
-    ids = sorted(set(blocks))
-    per_read = max(1, READ_BYTES // block_size)
-    aligned = start % mmap.PAGESIZE == 0 and block_size % mmap.PAGESIZE == 0
-    fd = _open_direct(path) if direct and aligned and not _mostly_cached(path) else None
-    if fd is None:
-        fd = os.open(path, os.O_RDONLY)
-    buf = memoryview(mmap.mmap(-1, per_read * block_size))  # page-aligned, as O_DIRECT needs
-    try:
-        i = 0
-        while i < len(ids):
-            j = i + 1
-            while j < len(ids) and j - i < per_read and ids[j] == ids[j - 1] + 1:
-                j += 1
-            want = buf[: (j - i) * block_size]
-            offset = start + ids[i] * block_size
-            try:
-                got = os.preadv(fd, [want], offset)
-            except OSError as exc:
-                if exc.errno != errno.EINVAL:
-                    raise
-                os.close(fd)  # direct I/O refused at read time: read through the cache
-                fd = os.open(path, os.O_RDONLY)
-                got = os.preadv(fd, [want], offset)
-            for k in range(j - i):
-                lo = min(k * block_size, got)
-                yield ids[i + k], buf[lo : min(lo + block_size, got)]
-            i = j
-    finally:
-        os.close(fd)
-
-
-def _mostly_cached(path: str | os.PathLike) -> bool:
-    try:
-        resident = resident_bytes(path)
-        return resident is not None and resident >= os.path.getsize(path) / 2
-    except OSError:
-        return False
-
-
-def _open_direct(path: str | os.PathLike) -> int | None:
-    if not hasattr(os, "O_DIRECT"):
-        return None
-    try:
-        return os.open(path, os.O_RDONLY | os.O_DIRECT)
-    except OSError as exc:
-        if exc.errno == errno.EINVAL:
-            return None  # the file system has no direct I/O
-        raise
 
 
 class WrittenPagesDropper:

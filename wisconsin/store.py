@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import xxhash
 
-from wisconsin import WisconsinError, generator, jsonfields, lock, pagecache
+from wisconsin import WisconsinError, generator, jsonfields, lock
 
 MANIFEST_VERSION = 1
 TABLE = "wisconsin"
@@ -427,18 +427,21 @@ DELTA = 117  # the update's delta (queries.UPDATE_DELTA): store does not import 
 def _bad_blocks(path: str, block_size: int, blocks: Iterable[int]) -> list[int]:
     """Blocks whose stored checksum differs from DuckDB's checksum of their bytes
     (XOR of every 64-bit word times a constant, seeded with 5381). Reads each block once,
-    without decoding it and around the page cache (pagecache.read_blocks): I/O-bound."""
+    without decoding it: I/O-bound."""
     bad = []
-    for b, buf in pagecache.read_blocks(path, _BLOCK_START, block_size, blocks):
-        if len(buf) != block_size:
-            bad.append(b)
-            continue
-        stored = np.frombuffer(buf, "<u8", count=1)[0]
-        words = np.frombuffer(buf, "<u8", offset=8)
-        with np.errstate(over="ignore"):
-            got = np.bitwise_xor.reduce(words * _CHECKSUM_MULTIPLIER) ^ np.uint64(5381)
-        if got != stored:
-            bad.append(b)
+    with open(path, "rb") as fh:
+        for b in sorted(blocks):
+            fh.seek(_BLOCK_START + b * block_size)
+            buf = fh.read(block_size)
+            if len(buf) != block_size:
+                bad.append(b)
+                continue
+            stored = np.frombuffer(buf, "<u8", count=1)[0]
+            words = np.frombuffer(buf, "<u8", offset=8)
+            with np.errstate(over="ignore"):
+                got = np.bitwise_xor.reduce(words * _CHECKSUM_MULTIPLIER) ^ np.uint64(5381)
+            if got != stored:
+                bad.append(b)
     return bad
 
 
