@@ -126,6 +126,35 @@ def test_a_corrupt_block_of_an_uncached_file_is_caught(f2):
     assert any("partition 1: wisconsin_copy is corrupt" in p for p in problems), problems
 
 
+def test_spread_takes_all_blocks_up_to_the_count_else_an_even_spread_with_both_ends():
+    assert store.spread([5, 1, 3], None) == [1, 3, 5]
+    assert store.spread([5, 1, 3], 3) == [1, 3, 5]
+    picked = store.spread(list(range(1000)), 5)
+    assert picked == [0, 250, 500, 749, 999]  # round half to even at 749.25 -> 749
+    assert store.spread(list(range(10)), 1) == [0]
+
+
+def test_the_check_before_timing_reads_a_bounded_sample_of_blocks_and_info_reads_all(
+    f2, monkeypatch
+):
+    asked: list[list[int]] = []
+    real = store._bad_blocks
+
+    def recording(path, block_size, blocks):
+        asked.append(list(blocks))
+        return real(path, block_size, blocks)
+
+    monkeypatch.setattr(store, "_bad_blocks", recording)
+    m = store.read_manifest(f2)
+    store.check_partitions(f2, m)  # as info does: every block
+    every = list(asked)
+    assert len(every) == 4 and all(len(b) > 2 for b in every)  # 2 partitions x 2 tables
+    asked.clear()
+    monkeypatch.setattr(store, "CHECK_BLOCKS", 2)
+    assert store.check_table(f2, m) == m  # before timing: the first and the last block
+    assert sorted(map(tuple, asked)) == sorted((b[0], b[-1]) for b in every)
+
+
 @pytest.mark.parametrize("mode", ["shared-memory", "shared-nothing"])
 def test_missing_partition_stops_the_run_and_is_never_created(f2, mode):
     (f2 / "part-000.duckdb").unlink()

@@ -277,6 +277,7 @@ class SharedNothingEngine:
                 manifest.seed,
                 (manifest.table, manifest.copy_table),
                 not pending,
+                store.CHECK_BLOCKS,
             ),
             parts=remote,
         )
