@@ -20,6 +20,17 @@ def test_storage_read_rate_reads_the_evicted_file(tmp_path):
     assert pagecache.resident_bytes(f) is not None
 
 
+def test_storage_read_rate_reads_at_most_max_bytes_of_a_larger_file(tmp_path):
+    f = tmp_path / "blob"
+    f.write_bytes(os.urandom(64 << 20))
+    if pagecache.read_bytes() is None:
+        pytest.skip("no /proc/self/io here")
+    before = pagecache.read_bytes()
+    rate = calibrate.storage_read_bytes_per_s(f, max_bytes=4 << 20, streams=2)
+    assert rate is not None
+    assert pagecache.read_bytes() - before < 24 << 20  # 4 MiB and read-ahead, not 64 MiB
+
+
 def test_storage_read_rate_is_none_when_the_bytes_were_not_from_storage(tmp_path, monkeypatch):
     f = tmp_path / "blob"
     f.write_bytes(b"x" * (1 << 20))
