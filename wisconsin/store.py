@@ -423,9 +423,10 @@ _CHECKSUM_MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)
 _SAMPLE_ROWS = 8  # rows compared with the generator at each end and in the middle
 # Data blocks of each table of a partition whose checksums the check before timing reads: all
 # of a table up to 128 blocks (32 MiB), else 128 spread evenly from its first to its last. So
-# a run's start-up does not grow with the table (reading every block made it 5.3x from 1 M to
-# 8 M rows: docs/storage.md). DuckDB checksums every block it reads anyway, so a damaged block
-# outside the sample stops the query that reads it, in one line; `info` reads every block.
+# a run's start-up does not grow with the table (reading every block was most of its growth,
+# 5.26x from 1 M to 8 M rows: docs/storage.md). DuckDB checksums every block it reads anyway,
+# so a damaged block outside the sample stops the query that reads it, in one line; `info`
+# reads every block.
 CHECK_BLOCKS = 128
 DELTA = 117  # the update's delta (queries.UPDATE_DELTA): store does not import the queries
 
