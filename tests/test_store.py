@@ -130,7 +130,7 @@ def test_spread_takes_all_blocks_up_to_the_count_else_an_even_spread_with_both_e
     assert store.spread([5, 1, 3], None) == [1, 3, 5]
     assert store.spread([5, 1, 3], 3) == [1, 3, 5]
     picked = store.spread(list(range(1000)), 5)
-    assert picked == [0, 250, 500, 749, 999]  # round half to even at 749.25 -> 749
+    assert picked == [0, 250, 500, 749, 999]  # round(i * 999 / 4)
     assert store.spread(list(range(10)), 1) == [0]
 
 
