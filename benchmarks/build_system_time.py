@@ -3,7 +3,7 @@
 Usage: python benchmarks/build_system_time.py [--rows 8000000] [--partitions 1,2] [--repeat 5]
                                               [--page-reporting-order 9,10] [--dir DIR]
 
-Each round runs `python -m wisconsin generate --kind F --rows R --partitions P --quiet` into a
+Each round runs `wisconsin generate --kind F --rows R --partitions P --quiet` into a
 fresh data directory (removed afterwards) and measures, for that process and every builder it
 spawned (getrusage of the reaped children): wall, user and system CPU seconds, minor page faults.
 It also reads how much freed memory the kernel handed back to the host during the round (Linux
@@ -21,22 +21,26 @@ Goal (issue 13): system time below 25% of user time during a build (median over 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 # run as a script, this file's directory is sys.path[0]; keep it from shadowing packages
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+_spec = importlib.util.spec_from_file_location("_ltr", os.path.join(_here, "larger_than_ram.py"))
+_ltr = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_ltr)  # one measured_child for the benchmarks that run the CLI
+
+from wisconsin.environment import PAGE_REPORTING  # noqa: E402
 
 SYS_GOAL = 0.25
-REPORTING = Path("/sys/module/page_reporting/parameters")
+REPORTED_KIB = Path(PAGE_REPORTING)
+ORDER_FILE = REPORTED_KIB.with_name("page_reporting_order")
 
 
 def _read_int(path: Path) -> int | None:
@@ -56,26 +60,16 @@ def uptime_min() -> float | None:
 def one_build(root: Path, rows: int, partitions: str, seed: int) -> dict:
     """Run `wisconsin generate` once; its and its builders' times, faults, bytes reported."""
     d = Path(tempfile.mkdtemp(dir=root))
-    cmd = [sys.executable, "-m", "wisconsin", "generate", "--kind", "F", "--rows", str(rows)]
+    cmd = [_ltr._wisconsin(), "generate", "--kind", "F", "--rows", str(rows)]
     cmd += ["--partitions", partitions, "--seed", str(seed), "--data", str(d / "data"), "--quiet"]
-    reported0 = _read_int(REPORTING / "reported_kib")
-    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
+    reported0 = _read_int(REPORTED_KIB)
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        wall = time.perf_counter() - t0
-        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        reported1 = _read_int(REPORTING / "reported_kib")
-        if done.returncode != 0:
-            sys.exit(f"build failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+        r = _ltr.measured_child(cmd)
+        reported1 = _read_int(REPORTED_KIB)
         written = sum(f.stat().st_size for f in (d / "data").rglob("*.duckdb"))
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    return {
-        "wall": wall,
-        "user": c1.ru_utime - c0.ru_utime,
-        "sys": c1.ru_stime - c0.ru_stime,
-        "minflt": c1.ru_minflt - c0.ru_minflt,
+    return r | {
         "reported_mb": None
         if reported0 is None or reported1 is None
         else (reported1 - reported0) / 1024,
@@ -96,12 +90,14 @@ def main() -> None:
     )
     ap.add_argument("--dir", default=None, help="where the builds write (default: system temp)")
     args = ap.parse_args()
-    order_file = REPORTING / "page_reporting_order"
+    order_file = ORDER_FILE
     orders: list[str | None] = [None]
     if args.page_reporting_order:
         if not os.access(order_file, os.W_OK):
-            sys.exit(f"--page-reporting-order needs a writable {order_file} (root, Linux)")
+            ap.error(f"--page-reporting-order needs a writable {order_file} (root, Linux)")
         orders = [o.strip() for o in args.page_reporting_order.split(",") if o.strip()]
+        if not orders or not all(o.isdigit() for o in orders):
+            ap.error("--page-reporting-order takes comma-separated page orders, e.g. 9,10")
     found = order_file.read_text().strip() if order_file.exists() else None
     root = Path(args.dir or tempfile.gettempdir())
     up = uptime_min()
@@ -120,7 +116,10 @@ def main() -> None:
         for _ in range(args.repeat):
             for order in orders:
                 if order is not None:
-                    order_file.write_text(f"{order}\n")
+                    try:
+                        order_file.write_text(f"{order}\n")
+                    except OSError as exc:  # e.g. an order the kernel refuses
+                        sys.exit(f"cannot set {order_file} to {order}: {exc.strerror or exc}")
                 name = "as found" if order is None else f"order {order}"
                 r = one_build(root, args.rows, args.partitions, args.seed)
                 results.setdefault(name, []).append(r)

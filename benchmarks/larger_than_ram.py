@@ -68,6 +68,7 @@ def measured_child(cmd: list[str]) -> dict:
         "user": c1.ru_utime - c0.ru_utime,
         "sys": c1.ru_stime - c0.ru_stime,
         "peak_rss": c1.ru_maxrss * 1024,  # max over every reaped descendant so far
+        "minflt": c1.ru_minflt - c0.ru_minflt,
         "stdout": done.stdout,
     }
 

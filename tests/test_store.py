@@ -121,7 +121,7 @@ def test_a_corrupt_block_of_an_uncached_file_is_caught(f2):
 
     path = f2 / "part-001.duckdb"
     corrupt_blocks(path, "wisconsin_copy")
-    pagecache.evict(path)  # cold: the check reads its blocks around the page cache
+    pagecache.evict(path)  # cold: every block the check reads comes from storage
     m, problems = store.verify_table(f2)
     assert any("partition 1: wisconsin_copy is corrupt" in p for p in problems), problems
 

@@ -17,7 +17,8 @@ from wisconsin import pagecache, queries, store
 CHUNK = 1 << 20  # 1 MiB reads: large enough that the syscall cost is noise
 # The storage probe reads at most this much of its file (and for at most max_seconds), so a
 # run's start-up does not grow with the table it probes: with the time bound alone the two
-# probes read ~0.5 s of a 1 M-row table's partition but 3.8 s of an 8 M-row one's.
+# probes (one stream, one per core) read a small partition file to its end but a large one
+# for 2 s each (docs/performance.md, "Growth with size").
 PROBE_BYTES = 512 << 20
 
 
