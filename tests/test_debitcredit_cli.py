@@ -145,3 +145,18 @@ def test_ctrl_c_during_debitcredit_bench_is_one_line(tmp_path):
     assert proc.returncode == 130
     assert err.strip() == "interrupted; finished partitions are kept; no run file was written"
     assert not list(tmp_path.glob("runs/*.json"))
+
+
+def test_bench_debitcredit_without_repeat_uses_the_documented_default(tmp_path):
+    """The no-`--repeat` path once crashed in range(None): it runs DEFAULT_REPEATS passes."""
+    from wisconsin.workloads.debitcredit.pipeline import DEFAULT_REPEATS
+
+    out = tmp_path / "runs"
+    args = ["bench", "--workload", "debitcredit", "--partitions", "1", "--branches", "2",
+            "--step-seconds", "0.2", "--data", str(tmp_path / "d"), "--out", str(out),
+            "--quiet"]  # fmt: skip
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    (path,) = out.glob("debitcredit-*.json")
+    (result,) = load(path).results
+    assert [s.mode for s in result.steps].count("closed") == DEFAULT_REPEATS == 3

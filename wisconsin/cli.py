@@ -227,7 +227,8 @@ REPEAT = click.option(
     "--repeat",
     type=click.IntRange(min=1),
     default=None,
-    help="Exactly this many timed rounds (sets --min-reps and --max-reps).",
+    help="Exactly this many timed rounds (sets --min-reps and --max-reps); DebitCredit: "
+    "closed windows and passes of the stepped curve per P (default 3).",
 )
 
 

@@ -179,6 +179,7 @@ def run_bench(
 
 
 RULES = {"95/1": (0.95, 1.0), "90/2": (0.90, 2.0)}
+DEFAULT_REPEATS = 3  # closed windows and passes of the stepped curve per P (docs/debitcredit.md)
 LOAD_FRACTIONS = (0.25, 0.5, 0.75, 1.0, 1.25)
 
 
@@ -186,7 +187,7 @@ def bench_command(
     data_dir: str,
     partitions: tuple[int, ...],
     seed: int,
-    repeats: int,
+    repeats: int | None,
     out: str,
     branches: int,
     step_s: float,
@@ -203,6 +204,8 @@ def bench_command(
     if step_s <= 0:
         raise WisconsinError("--step-seconds must be positive")
     check_writable(out, f"--out {out}")  # before minutes of measuring
+    if repeats is None:
+        repeats = DEFAULT_REPEATS
     share, limit = RULES[rule]
     cfg = Config(
         partitions=tuple(partitions),
