@@ -30,10 +30,14 @@ import duckdb  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from wisconsin import cost, generator, pagecache, store  # noqa: E402
-from wisconsin.builds import writer  # noqa: E402
+from wisconsin import generator, store  # noqa: E402
+from wisconsin.builds import (  # noqa: E402
+    cost,
+    writer,  # noqa: E402
+)
 from wisconsin.generator import core  # noqa: E402
 from wisconsin.generator.permutation import permutation  # noqa: E402
+from wisconsin.store import pagecache  # noqa: E402
 
 
 def cpu(fn, repeat: int) -> float:

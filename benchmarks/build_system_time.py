@@ -36,7 +36,7 @@ _spec = importlib.util.spec_from_file_location("_ltr", os.path.join(_here, "larg
 _ltr = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_ltr)  # one measured_child for the benchmarks that run the CLI
 
-from wisconsin.environment import PAGE_REPORTING  # noqa: E402
+from wisconsin.measure.environment import PAGE_REPORTING  # noqa: E402
 
 SYS_GOAL = 0.25
 REPORTED_KIB = Path(PAGE_REPORTING)

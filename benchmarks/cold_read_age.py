@@ -34,7 +34,8 @@ from pathlib import Path
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
-from wisconsin import environment, pagecache  # noqa: E402
+from wisconsin.measure import environment  # noqa: E402
+from wisconsin.store import pagecache  # noqa: E402
 
 CHUNK = 8 << 20
 

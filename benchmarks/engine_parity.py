@@ -9,7 +9,7 @@ Usage: python benchmarks/engine_parity.py [--rows 2000000]
 One F1 table (one partition file) of --rows rows is built in --data (kept and reused) or
 in a temporary directory on disk (removed at the end; /var/tmp, not a tmpfs /tmp). It is
 copied once per further arm, to DIR/parity-copy-<k>/ (kept with --data; --clean removes them).
-The arms time the same statement (wisconsin.queries, full-row scan variant) on that file
+The arms time the same statement (wisconsin.workloads.wisconsin.queries, full-row scan variant) on that file
 with the same DuckDB threads, each its `engine_s` from PartitionSession.run (the clock
 around execute + fetch, next to the engine) and `cpu_s` (the process's CPU time meanwhile):
   worker     SharedNothingEngine with one local Dask worker (nanny, as `wisconsin run`)
@@ -67,12 +67,16 @@ from pathlib import Path
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
-from wisconsin import queries, store, worker  # noqa: E402
+from wisconsin import store  # noqa: E402
 from wisconsin.builds import build_tables  # noqa: E402
-from wisconsin.engine import NOOP, EngineConfig  # noqa: E402
-from wisconsin.engines import default_memory_limit  # noqa: E402
-from wisconsin.shared_memory import WHOLE, SharedMemoryEngine  # noqa: E402
-from wisconsin.shared_nothing import SharedNothingEngine  # noqa: E402
+from wisconsin.engines import (  # noqa: E402
+    default_memory_limit,  # noqa: E402
+    worker,
+)
+from wisconsin.engines.base import NOOP, EngineConfig  # noqa: E402
+from wisconsin.engines.shared_memory import WHOLE, SharedMemoryEngine  # noqa: E402
+from wisconsin.engines.shared_nothing import SharedNothingEngine  # noqa: E402
+from wisconsin.workloads.wisconsin import queries  # noqa: E402
 
 ARMS = ("worker", "inproc", "shm")  # + "worker-old" with --as-run
 COPY_DIR = "parity-copy-{}"

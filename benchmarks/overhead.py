@@ -24,7 +24,7 @@ Usage: python benchmarks/overhead.py [--rows 1000000] [--repeat 25] [--only a|b]
     not here: it goes through the two-phase commit protocol, which has no raw twin.
     Goal: engine / raw <= 1.05x (median of the per-round ratios).
 (b) Shared-nothing dispatch: F tables of --sn-rows rows at each of --sn-partitions, run
-    through wisconsin.runner.run (local Dask cluster, repeat --sn-repeat, timed statements
+    through wisconsin.measure.runner.run (local Dask cluster, repeat --sn-repeat, timed statements
     over --sn-transport: direct, the default, or dask, the path before the channel); per
     repetition, dispatch = coordinator wall_s - the slowest partition's engine_s.
     The runner starts one cluster of max(P) workers for the whole run and a table of P
@@ -54,12 +54,12 @@ import duckdb  # noqa: E402
 
 from wisconsin import store  # noqa: E402
 from wisconsin.builds import build_tables  # noqa: E402
-from wisconsin.duckdb_session import _result_ddl, peak_rss_bytes, reset_peak_rss  # noqa: E402
-from wisconsin.engine import EngineConfig  # noqa: E402
 from wisconsin.engines import default_memory_limit  # noqa: E402
-from wisconsin.runner import RunOptions, run  # noqa: E402
-from wisconsin.shared_memory import WHOLE, SharedMemoryEngine  # noqa: E402
-from wisconsin.shared_nothing import SharedNothingEngine  # noqa: E402
+from wisconsin.engines.base import EngineConfig  # noqa: E402
+from wisconsin.engines.duckdb_session import _result_ddl, peak_rss_bytes, reset_peak_rss  # noqa: E402
+from wisconsin.engines.shared_memory import WHOLE, SharedMemoryEngine  # noqa: E402
+from wisconsin.engines.shared_nothing import SharedNothingEngine  # noqa: E402
+from wisconsin.measure.runner import RunOptions, run  # noqa: E402
 from wisconsin.store import TableSpec  # noqa: E402
 
 GOAL_HARNESS = 1.05

@@ -26,12 +26,17 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
 from wisconsin import WisconsinError  # noqa: E402
-from wisconsin.engine import EngineConfig  # noqa: E402
+from wisconsin.analysis.schedule import headline_ratios  # noqa: E402
 from wisconsin.engines import default_memory_limit  # noqa: E402
-from wisconsin.pipeline import BENCH_PARTITIONS, DEFAULT_DISK_BUDGET, bench, plan_sizes  # noqa: E402
-from wisconsin.presets import Preset, get_preset  # noqa: E402
-from wisconsin.runner import RunOptions  # noqa: E402
-from wisconsin.schedule import headline_ratios  # noqa: E402
+from wisconsin.engines.base import EngineConfig  # noqa: E402
+from wisconsin.measure.runner import RunOptions  # noqa: E402
+from wisconsin.workloads.wisconsin.pipeline import (  # noqa: E402
+    BENCH_PARTITIONS,
+    DEFAULT_DISK_BUDGET,
+    bench,
+    plan_sizes,
+)
+from wisconsin.workloads.wisconsin.presets import Preset, get_preset  # noqa: E402
 
 MEDIAN_TOLERANCE = 0.10
 
@@ -98,8 +103,8 @@ def main() -> int:
             raise WisconsinError(f"--sizes wants F_ROWS,G_ROWS, got {args.sizes!r}") from None
         preset = Preset("sizes", f_rows, g_rows, parts, "fixed by --sizes")
     else:
-        from wisconsin.calibrate import probe
-        from wisconsin.environment import usable_cores
+        from wisconsin.measure.calibrate import probe
+        from wisconsin.measure.environment import usable_cores
 
         found = probe(Path(args.data) / "_probe", max_partitions=min(usable_cores(), max(parts)))
         plan = plan_sizes(

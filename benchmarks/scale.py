@@ -6,10 +6,10 @@ Usage: python benchmarks/scale.py [--rows 1000000] [--factors 1,2,4,8] [--partit
 For each size k*n (k in --factors), in a fresh child process (so peak RSS is per size):
 builds F (k*n rows) and G (k*n / P rows per partition: the same total) at P = --partitions
 with builds.build_tables (as `wisconsin generate` does), then runs all five queries on both
-with wisconsin.runner.run (warm-up + --repeat timed repetitions, answers verified), and
+with wisconsin.measure.runner.run (warm-up + --repeat timed repetitions, answers verified), and
 deletes the tables. Prints per size:
 
-  build s        wall time of the build (both tables); est = wisconsin.cost's estimate
+  build s        wall time of the build (both tables); est = wisconsin.builds.cost's estimate
   build peak     peak RSS of any build worker (getrusage of the reaped workers)
   disk           bytes of the two tables' directories after the run (files + result tables)
   start-up s     the run's start-up: time from calling run() until its first statement was
@@ -56,11 +56,12 @@ def _dir_bytes(d: Path) -> int:
 
 def one_size(data: Path, rows: int, parts: int, repeat: int, mode: str, seed: int) -> dict:
     """Build, run and measure one size in this process; return the measurements."""
-    from wisconsin import cost, expect, store
-    from wisconsin.builds import build_tables, default_jobs
-    from wisconsin.engine import EngineConfig
+    from wisconsin import store
+    from wisconsin.builds import build_tables, cost, default_jobs
     from wisconsin.engines import default_memory_limit
-    from wisconsin.runner import RunOptions, run
+    from wisconsin.engines.base import EngineConfig
+    from wisconsin.measure.runner import RunOptions, run
+    from wisconsin.store import expect
 
     specs = [
         store.TableSpec("F", rows, parts, seed),

@@ -64,15 +64,13 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 import duckdb  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from wisconsin import (  # noqa: E402
-    builds,
+from wisconsin import builds, generator, store  # noqa: E402
+from wisconsin.builds import (  # noqa: E402
     cost,
-    generator,  # noqa: E402
-    pagecache,
-    store,
+    writer,  # noqa: E402
 )
-from wisconsin.builds import writer  # noqa: E402
 from wisconsin.generator.permutation import permutation  # noqa: E402
+from wisconsin.store import pagecache  # noqa: E402
 
 GOAL = 0.8
 SYS_GOAL = 0.25

@@ -38,13 +38,14 @@ from pathlib import Path
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
-from wisconsin import commit, store  # noqa: E402
+from wisconsin import store  # noqa: E402
+from wisconsin.analysis.schedule import ENGINE_SHARE_MIN, OVERHEAD_MULTIPLE_MIN  # noqa: E402
 from wisconsin.builds import build_tables  # noqa: E402
-from wisconsin.duckdb_session import memory_share  # noqa: E402
-from wisconsin.engine import EngineConfig  # noqa: E402
-from wisconsin.queries import UPDATE_DELTA  # noqa: E402
-from wisconsin.schedule import ENGINE_SHARE_MIN, OVERHEAD_MULTIPLE_MIN  # noqa: E402
-from wisconsin.shared_nothing import SharedNothingEngine  # noqa: E402
+from wisconsin.engines import commit  # noqa: E402
+from wisconsin.engines.base import EngineConfig  # noqa: E402
+from wisconsin.engines.duckdb_session import memory_share  # noqa: E402
+from wisconsin.engines.shared_nothing import SharedNothingEngine  # noqa: E402
+from wisconsin.workloads.wisconsin.queries import UPDATE_DELTA  # noqa: E402
 
 SIDES = ("dask", "direct")
 QUERIES = ("average", "update")

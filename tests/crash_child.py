@@ -8,9 +8,9 @@ import sys
 import time
 from dataclasses import replace
 
-from wisconsin import commit
-from wisconsin.engine import EngineConfig, Fault
-from wisconsin.runner import make_engine
+from wisconsin.engines import commit
+from wisconsin.engines.base import EngineConfig, Fault
+from wisconsin.measure.runner import make_engine
 from wisconsin.store import read_manifest
 
 UPDATE, UNDO = "uupdate0000000001", "uundo000000000001"

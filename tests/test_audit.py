@@ -4,12 +4,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from wisconsin import runfile
-from wisconsin.audit import audit, audit_file
 from wisconsin.builds import build_tables
 from wisconsin.cli import cli
-from wisconsin.runner import RunOptions, run
+from wisconsin.measure.runner import RunOptions, run
+from wisconsin.runfiles import runfile
 from wisconsin.store import TableSpec
+from wisconsin.workloads.wisconsin.audit import audit, audit_file
 
 
 @pytest.fixture(scope="module")
@@ -204,7 +204,7 @@ def test_rounds_must_carry_the_seeds_the_order_seed_derives(run_path, tmp_path):
 
 
 def test_seed_shopping_fails_even_when_each_order_matches_its_seed(run_path, tmp_path):
-    from wisconsin import schedule
+    from wisconsin.analysis import schedule
 
     def shop(d):
         # every round given one chosen seed and the order that seed produces
@@ -367,7 +367,7 @@ def test_an_update_without_a_timed_commit_decision_fails(run_path, tmp_path, val
 
 
 def test_the_run_file_records_the_scan_variants_duckdb_settings(run_path):
-    from wisconsin import queries
+    from wisconsin.workloads.wisconsin import queries
 
     run = runfile.load(run_path)
     assert run.config.scan_variant == "full-row"
@@ -395,9 +395,9 @@ def test_the_methodology_names_only_what_the_code_has():
     assert ("schedule", "round_seed") in named and ("runner", "DURABILITY") in named
     for mod, attr in named:
         assert hasattr(importlib.import_module(f"wisconsin.{mod}"), attr), f"{mod}.{attr}"
-    # html.py renders audit(run); wisconsin.audit has no `check`
+    # html.py renders audit(run); wisconsin.workloads.wisconsin.audit has no `check`
     assert "`check` when present" not in text and "`audit(run)`" in text
-    assert not hasattr(importlib.import_module("wisconsin.audit"), "check")
+    assert not hasattr(importlib.import_module("wisconsin.workloads.wisconsin.audit"), "check")
     assert "config.scan_settings" in text
     assert "scan_settings" in {f.name for f in dataclasses.fields(runfile.RunConfig)}
 
@@ -461,7 +461,7 @@ def test_a_scan_whose_data_bytes_shrank_with_its_reads_fails(run_path, tmp_path)
 def test_the_runner_refuses_a_scan_proven_cold_only_by_the_repetitions_total():
     from types import SimpleNamespace
 
-    from wisconsin.execution import ColdNotProven, check_cold
+    from wisconsin.measure.execution import ColdNotProven, check_cold
 
     sample = runfile.PartitionSample(0, 1.0, 1.0, 10, None, bytes_read=None, data_bytes=10**6)
     rep = runfile.Repetition(1, True, 1.0, 0, (sample,), round=1, bytes_read=1)
@@ -507,7 +507,7 @@ def test_malformed_evidence_fails_its_rule_in_one_line(run_path, tmp_path, rule,
 
 
 def test_a_rule_that_cannot_read_its_evidence_fails_with_its_own_name(run_path, monkeypatch):
-    from wisconsin import audit as wa
+    from wisconsin.workloads.wisconsin import audit as wa
 
     def broken(run):
         return ().__getitem__(0)  # IndexError, like a position past the end of its round

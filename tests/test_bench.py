@@ -5,7 +5,7 @@ from click.testing import CliRunner
 
 from wisconsin import WisconsinError
 from wisconsin.cli import cli
-from wisconsin.pipeline import plan_sizes
+from wisconsin.workloads.wisconsin.pipeline import plan_sizes
 
 
 def _probe(dispatch_s, cold=1.5e6):

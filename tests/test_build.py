@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from wisconsin.cli import cli
-from wisconsin.lock import LOCK_FILE
+from wisconsin.store.lock import LOCK_FILE
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_disk_full_during_generate_is_one_line_and_leaves_no_temp_files(small_di
     # disk is large so the build really runs out of space while writing.
     from collections import namedtuple
 
-    from wisconsin import cost
+    from wisconsin.builds import cost
 
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(cost.shutil, "disk_usage", lambda _p: usage(2**40, 0, 2**40))

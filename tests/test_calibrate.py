@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from wisconsin import calibrate, pagecache
+from wisconsin.measure import calibrate
+from wisconsin.store import pagecache
 
 
 def test_storage_read_rate_reads_the_evicted_file(tmp_path):

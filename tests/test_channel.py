@@ -1,4 +1,4 @@
-"""The direct channel (wisconsin.channel) alone, and behind SharedNothingEngine: answers,
+"""The direct channel (wisconsin.engines.channel) alone, and behind SharedNothingEngine: answers,
 worker exceptions, timeouts and lost connections become the errors the Dask path gives."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from multiprocessing import AuthenticationError
 
 import pytest
 
-from wisconsin import channel, commit, store, worker
+from wisconsin import store
 from wisconsin.builds import build_tables
-from wisconsin.engine import EngineConfig, Fault
-from wisconsin.shared_nothing import SharedNothingEngine
+from wisconsin.engines import channel, commit, worker
+from wisconsin.engines.base import EngineConfig, Fault
+from wisconsin.engines.shared_nothing import SharedNothingEngine
 
 KEY = b"k" * 32
 
@@ -179,7 +180,7 @@ def test_engine_lost_channel_is_a_partition_failure(table):
 
 
 def _close_channel(dask_worker=None):
-    from wisconsin import worker
+    from wisconsin.engines import worker
 
     dask_worker.plugins[worker.PLUGIN].server.close()
 

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.signals import sigint_default
-from wisconsin import runfile
 from wisconsin.cli import cli
+from wisconsin.runfiles import runfile
 
 
 def invoke(*args):
@@ -340,7 +340,7 @@ def test_option_values_that_would_be_silently_changed_are_refused(data, tmp_path
 
 
 def test_run_options_with_max_reps_below_min_reps_are_refused():
-    from wisconsin.runner import RunOptions, validate
+    from wisconsin.measure.runner import RunOptions, validate
 
     with pytest.raises(Exception, match="--max-reps 2 is below --min-reps 5"):
         validate(RunOptions(data_dir="d", mode="shared-memory", min_reps=5, max_reps=2))
@@ -603,7 +603,7 @@ def test_ctrl_c_during_an_in_process_query_is_an_interrupt_not_an_error(
     RuntimeError("Query interrupted"): the run still says "interrupted", exits 130 and keeps
     what it measured as an interrupted, incomplete run file (it once said "Error: Query
     interrupted", exit 2)."""
-    from wisconsin.shared_memory import SharedMemoryEngine
+    from wisconsin.engines.shared_memory import SharedMemoryEngine
 
     real, calls = SharedMemoryEngine.execute, []
 
@@ -649,7 +649,7 @@ def test_ctrl_c_swallowed_where_python_discards_it_still_interrupts_the_run(
     import signal
     import weakref
 
-    from wisconsin.shared_memory import SharedMemoryEngine
+    from wisconsin.engines.shared_memory import SharedMemoryEngine
 
     class Lock:
         pass

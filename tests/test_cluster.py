@@ -11,14 +11,16 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from wisconsin import WisconsinError, commit, runfile, worker
+from wisconsin import WisconsinError
 from wisconsin.builds import build_tables
 from wisconsin.cli import cli
 from wisconsin.cluster import scheduler_identity
-from wisconsin.engine import EngineConfig, Fault
-from wisconsin.expect import expected_answers
-from wisconsin.runner import RunOptions, make_engine, run
+from wisconsin.engines import commit, worker
+from wisconsin.engines.base import EngineConfig, Fault
+from wisconsin.measure.runner import RunOptions, make_engine, run
+from wisconsin.runfiles import runfile
 from wisconsin.store import TableSpec, read_manifest
+from wisconsin.store.expect import expected_answers
 
 pytestmark = pytest.mark.cluster
 SEED = 7

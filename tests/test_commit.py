@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from wisconsin import commit
 from wisconsin.builds import build_tables
 from wisconsin.cluster import scheduler_identity
-from wisconsin.engine import EngineConfig, Fault
-from wisconsin.expect import expected_answers
-from wisconsin.runner import make_engine
+from wisconsin.engines import commit
+from wisconsin.engines.base import EngineConfig, Fault
+from wisconsin.measure.runner import make_engine
 from wisconsin.store import TableSpec, read_manifest, verify_partition
+from wisconsin.store.expect import expected_answers
 
 N = 2000
 

@@ -11,13 +11,13 @@ sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from make_fixture_runs import make_run, make_run_v2, run_from_times  # noqa: E402
 
 from wisconsin import WisconsinError  # noqa: E402
-from wisconsin.compare import (  # noqa: E402
+from wisconsin.runfiles.runfile import load, save  # noqa: E402
+from wisconsin.workloads.wisconsin.compare import (  # noqa: E402
     compare_files,
     compare_runs,
     permutation_p,
     render_comparison,
 )
-from wisconsin.runfile import load, save  # noqa: E402
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -107,7 +107,7 @@ def test_cli_compare(tmp_path):
 
 
 def test_cli_compare_refuses_then_force(tmp_path):
-    from wisconsin.runfile import save
+    from wisconsin.runfiles.runfile import save
 
     save(make_run(seed=7, reps=2), tmp_path / "seed7.json")
     args = [str(FIX / "run_a.json"), str(tmp_path / "seed7.json")]

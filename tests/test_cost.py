@@ -4,8 +4,8 @@ from collections import namedtuple
 import pytest
 from click.testing import CliRunner
 
-from wisconsin import cost, store
-from wisconsin.builds import build_tables
+from wisconsin import store
+from wisconsin.builds import build_tables, cost
 from wisconsin.cli import cli
 from wisconsin.store import TableSpec
 
@@ -77,7 +77,7 @@ def test_a_size_that_does_not_fit_is_refused_in_one_line(tmp_path, monkeypatch, 
     # announcement, sized by the same model, refuses before generating anything)
     assert len(lines) == 1 and "Traceback" not in r.output, r.output
     assert ("needs ~" in lines[0] or "bench needs about" in lines[0]) and "free" in lines[0]
-    # refused before creating anything but the data directory's lock file (wisconsin.lock)
+    # refused before creating anything but the data directory's lock file (wisconsin.store.lock)
     assert not [p for p in (tmp_path / "d").rglob("*") if p.name != ".wisconsin.lock"]
 
 

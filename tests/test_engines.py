@@ -10,14 +10,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from wisconsin import engines, pagecache, store
+from wisconsin import engines, store
 from wisconsin.builds import build_tables
-from wisconsin.duckdb_session import memory_share
-from wisconsin.engine import CommitReport, EngineConfig, PartitionReport
 from wisconsin.engines import kind
-from wisconsin.expect import expected_answers
-from wisconsin.queries import UPDATE_DELTA
-from wisconsin.runner import make_engine
+from wisconsin.engines.base import CommitReport, EngineConfig, PartitionReport
+from wisconsin.engines.duckdb_session import memory_share
+from wisconsin.measure.runner import make_engine
+from wisconsin.store import pagecache
+from wisconsin.store.expect import expected_answers
+from wisconsin.workloads.wisconsin.queries import UPDATE_DELTA
 
 # Why this size: a cold scan also reads DuckDB's header, catalog and row-group metadata
 # (a few hundred KB) and the kernel reads ahead, so with a table of a block or two the
@@ -176,8 +177,8 @@ def test_memory_fraction_is_split_among_the_tables_instances_only(engine, table)
 def test_the_registry_is_what_the_cli_and_runner_offer():
     from click.testing import CliRunner
 
-    from wisconsin import runner
     from wisconsin.cli import cli
+    from wisconsin.measure import runner
 
     assert runner.MODES == engines.MODES == tuple(engines.ENGINES)
     help_text = CliRunner().invoke(cli, ["run", "--help"]).output

@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from wisconsin import expect, store
+from wisconsin import store
 from wisconsin.builds import build_tables, writer
-from wisconsin.store import TableSpec
+from wisconsin.store import TableSpec, expect
 
 
 @pytest.fixture(scope="module")

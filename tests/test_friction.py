@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from wisconsin.builds import build_tables
 from wisconsin.cli import DEFAULT_OUT, cli
-from wisconsin.pipeline import disk_plan, preset_specs
 from wisconsin.store import TableSpec
+from wisconsin.workloads.wisconsin.pipeline import disk_plan, preset_specs
 
 EXE = shutil.which("wisconsin") or os.path.join(os.path.dirname(sys.executable), "wisconsin")
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,13 +149,13 @@ def test_a_refused_cluster_connection_fails_in_seconds(f_only):
 
 
 def test_bench_announces_where_and_how_much_before_writing(tmp_path, monkeypatch):
-    import wisconsin.pipeline
+    import wisconsin.workloads.wisconsin.pipeline
     from wisconsin import WisconsinError
 
     def stop(*a, **k):
         raise WisconsinError("stopped before generating")
 
-    monkeypatch.setattr(wisconsin.pipeline, "bench", stop)
+    monkeypatch.setattr(wisconsin.workloads.wisconsin.pipeline, "bench", stop)
     r = invoke("bench", "--preset", "tiny", "--data", tmp_path / "d", "--out", tmp_path / "o")
     first = r.output.splitlines()[0]
     assert first.startswith("bench: about 0.2 GB of tables to generate in ")

@@ -10,8 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 
-from wisconsin import html as whtml  # noqa: E402
-from wisconsin.runfile import load  # noqa: E402
+from wisconsin.runfiles.runfile import load  # noqa: E402
+from wisconsin.workloads.wisconsin import html as whtml
 
 FIX = Path(__file__).parent / "fixtures"
 CHROMIUM = next((c for c in ("chromium", "chromium-browser") if shutil.which(c)), None)
@@ -89,7 +89,7 @@ def test_headless_chromium_loads_without_console_errors(page, tmp_path):
 
 def test_audit_section_without_audit_module(monkeypatch):
     run = load(FIX / "run_v2.json")
-    monkeypatch.setitem(sys.modules, "wisconsin.audit", None)  # import fails
+    monkeypatch.setitem(sys.modules, "wisconsin.workloads.wisconsin.audit", None)  # import fails
     assert whtml.audit_rows(run) is None
     assert "audit: not available" in whtml._audit_section([run])
 
@@ -97,9 +97,9 @@ def test_audit_section_without_audit_module(monkeypatch):
 def test_audit_section_renders_a_check_function(monkeypatch):
     import types
 
-    fake = types.ModuleType("wisconsin.audit")
+    fake = types.ModuleType("wisconsin.workloads.wisconsin.audit")
     fake.check = lambda run: {"full scan proven": True, "cold proven": False}
-    monkeypatch.setitem(sys.modules, "wisconsin.audit", fake)
+    monkeypatch.setitem(sys.modules, "wisconsin.workloads.wisconsin.audit", fake)
     run = load(FIX / "run_v2.json")
     assert whtml.audit_rows(run) == [("full scan proven", True, ""), ("cold proven", False, "")]
     assert "FAIL" in whtml._audit_section([run])
@@ -108,7 +108,7 @@ def test_audit_section_renders_a_check_function(monkeypatch):
 def test_schema1_html_says_what_is_missing():
     from make_fixture_runs import run_from_times
 
-    from wisconsin.report import render_report
+    from wisconsin.workloads.wisconsin.report import render_report
 
     run = run_from_times({("F", 1, "scan"): [2.0, 2.1], ("F", 2, "scan"): [1.0, 1.1]})
     text = render_report([run], "html")
@@ -119,7 +119,7 @@ def test_schema1_html_says_what_is_missing():
 def test_several_reports_on_one_page_keep_ids_unique():
     from make_fixture_runs import run_from_times
 
-    from wisconsin.report import render_report
+    from wisconsin.workloads.wisconsin.report import render_report
 
     a = run_from_times({("F", 1, "scan"): [2.0, 2.1], ("F", 2, "scan"): [1.0, 1.1]})
     b = run_from_times({("F", 1, "scan"): [2.0, 2.1], ("F", 2, "scan"): [1.0, 1.1]}, seed=7)
@@ -139,9 +139,9 @@ def test_audit_section_renders_rules_of_an_audit_function(monkeypatch):
         ok: bool
         detail: str
 
-    fake = types.ModuleType("wisconsin.audit")
+    fake = types.ModuleType("wisconsin.workloads.wisconsin.audit")
     fake.audit = lambda run: [Rule("engine share", True, "all >= 80%"), Rule("cold", False, "x")]
-    monkeypatch.setitem(sys.modules, "wisconsin.audit", fake)
+    monkeypatch.setitem(sys.modules, "wisconsin.workloads.wisconsin.audit", fake)
     run = load(FIX / "run_v2.json")
     assert whtml.audit_rows(run) == [("engine share", True, "all >= 80%"), ("cold", False, "x")]
     page = whtml._audit_section([run])

@@ -2,7 +2,9 @@ import json
 
 import pytest
 
-from wisconsin import WisconsinError, journal, runfile
+from wisconsin import WisconsinError
+from wisconsin.measure import journal
+from wisconsin.runfiles import runfile
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wisconsin import lock
 from wisconsin.builds import build_tables
-from wisconsin.store import TableSpec
+from wisconsin.store import TableSpec, lock
 
 HOLDER = """
 import sys, time

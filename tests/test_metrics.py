@@ -7,8 +7,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from make_fixture_runs import run_from_times  # noqa: E402
 
-from wisconsin import metrics  # noqa: E402
-from wisconsin import runfile as rf  # noqa: E402
+from wisconsin.analysis import metrics
+from wisconsin.runfiles import runfile as rf
 
 FIX = Path(__file__).parent / "fixtures"
 

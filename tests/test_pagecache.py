@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from wisconsin import pagecache
+from wisconsin.store import pagecache
 
 
 def test_evict_empties_the_cache_and_the_next_read_comes_from_storage(tmp_path):

@@ -7,8 +7,8 @@ sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from make_fixture_runs import run_from_times  # noqa: E402
 
 from wisconsin import WisconsinError  # noqa: E402
-from wisconsin.plots import plot_files, plot_run  # noqa: E402
-from wisconsin.runfile import load, save  # noqa: E402
+from wisconsin.runfiles.runfile import load, save  # noqa: E402
+from wisconsin.workloads.wisconsin.plots import plot_files, plot_run  # noqa: E402
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -96,7 +96,7 @@ def test_pooled_runs_plot_once(tmp_path):
 
 
 def test_schema1_timeline_without_dispatch_clock(tmp_path):
-    from wisconsin.timeline import timeline_figures
+    from wisconsin.reports.timeline import timeline_figures
 
     run = run_from_times(
         {("F", 1, "scan"): [2.0, 2.1], ("F", 2, "scan"): [1.0, 1.1]},
@@ -218,7 +218,8 @@ def test_ctrl_c_after_plot_published_names_the_figures(tmp_path, monkeypatch, wh
     line names them (it said "no figure was written")."""
     import click
 
-    from wisconsin import interrupts, plots
+    from wisconsin import interrupts
+    from wisconsin.workloads.wisconsin import plots
 
     path = _scan_run(tmp_path)
     figs = tmp_path / "figs"

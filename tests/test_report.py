@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from make_fixture_runs import run_from_times  # noqa: E402
 
 from wisconsin import WisconsinError  # noqa: E402
-from wisconsin.report import load_runs, render_report, report_files  # noqa: E402
+from wisconsin.workloads.wisconsin.report import load_runs, render_report, report_files  # noqa: E402
 
 FIX = Path(__file__).parent / "fixtures"
 GOLDEN = Path(__file__).parent / "golden"
@@ -165,8 +165,8 @@ def test_base_note_and_unverified_marker():
 def test_as_written_scan_is_labelled_not_a_scan():
     from dataclasses import replace
 
-    from wisconsin import runfile
-    from wisconsin.report import render_report
+    from wisconsin.runfiles import runfile
+    from wisconsin.workloads.wisconsin.report import render_report
 
     run = runfile.load(FIX / "run_a.json")
     run = replace(run, config=replace(run.config, scan_variant="as-written"))
@@ -190,7 +190,7 @@ def test_json_is_strict_and_carries_bound_card_and_pooling():
 def test_header_says_when_the_machine_hands_freed_memory_to_its_host(tmp_path):
     import dataclasses
 
-    from wisconsin import runfile
+    from wisconsin.runfiles import runfile
 
     run = runfile.load(FIX / "run_a.json")
     assert run.environment.free_page_reporting is None  # older run files: not recorded
@@ -206,7 +206,7 @@ def test_header_says_when_the_machine_hands_freed_memory_to_its_host(tmp_path):
 def test_header_says_when_the_kernel_pages_out_idle_memory(tmp_path):
     import dataclasses
 
-    from wisconsin import runfile
+    from wisconsin.runfiles import runfile
 
     run = runfile.load(FIX / "run_a.json")
     assert run.environment.proactive_reclaim is None  # older run files: not recorded
@@ -222,7 +222,7 @@ def _dominated_base_run():
     """run_v2 with the G1 scan (the scaleup base) harness-dominated: engine share 50%."""
     import dataclasses
 
-    from wisconsin import runfile
+    from wisconsin.runfiles import runfile
 
     run = runfile.load(FIX / "run_v2.json")
 
@@ -238,7 +238,7 @@ def _dominated_base_run():
 def test_a_ratio_against_a_harness_dominated_base_is_not_a_headline():
     # Audit item 3: G1 scan was marked h while G2..G8 scan read as headline scaleups (and
     # were fitted), although the stopping rule already dropped them.
-    from wisconsin import metrics, scalability, schedule
+    from wisconsin.analysis import metrics, scalability, schedule
 
     run = _dominated_base_run()
     pts = {(p.kind, p.query, p.P): p for p in metrics.compute_points(run)}

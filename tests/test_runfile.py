@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from wisconsin import runfile
-from wisconsin.runfile import RunFileError
+from wisconsin.runfiles import runfile
+from wisconsin.runfiles.runfile import RunFileError
 
 FIXTURE = "tests/fixtures/run_a.json"
 
@@ -61,7 +61,7 @@ def test_missing_file(tmp_path):
 
 
 def test_free_page_reporting_is_read_from_the_kernel_counter(tmp_path, monkeypatch):
-    from wisconsin import environment
+    from wisconsin.measure import environment
 
     if environment.platform.system() != "Linux":
         pytest.skip("Linux only")
@@ -76,7 +76,7 @@ def test_free_page_reporting_is_read_from_the_kernel_counter(tmp_path, monkeypat
 
 
 def test_proactive_reclaim_is_a_running_damon_pageout_scheme(tmp_path, monkeypatch):
-    from wisconsin import environment
+    from wisconsin.measure import environment
 
     if environment.platform.system() != "Linux":
         pytest.skip("Linux only")

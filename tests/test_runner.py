@@ -3,9 +3,9 @@ import shutil
 import duckdb
 import pytest
 
-from wisconsin import runfile
 from wisconsin.builds import build_tables
-from wisconsin.runner import RunOptions, VerificationError, run
+from wisconsin.measure.runner import RunOptions, VerificationError, run
+from wisconsin.runfiles import runfile
 from wisconsin.store import TableSpec, read_manifest
 
 N_F = 3000  # F table rows
@@ -192,7 +192,7 @@ def test_cold_scans_read_their_data_warm_ones_do_not(tables, tmp_path):
 
 def test_a_cold_run_whose_data_stayed_cached_fails(tables, tmp_path, monkeypatch):
     from wisconsin import WisconsinError
-    from wisconsin.shared_memory import SharedMemoryEngine
+    from wisconsin.engines.shared_memory import SharedMemoryEngine
 
     monkeypatch.setattr(SharedMemoryEngine, "make_cold", lambda self: {})
     with pytest.raises(WisconsinError, match="not a cold time"):
@@ -208,7 +208,7 @@ def test_a_cold_run_whose_data_stayed_cached_fails(tables, tmp_path, monkeypatch
 
 
 def test_rounds_run_every_step_once_in_their_seeded_order(tables, tmp_path):
-    from wisconsin import schedule
+    from wisconsin.analysis import schedule
 
     result, _ = _run(
         tables,
@@ -242,8 +242,8 @@ def test_a_worker_killed_mid_run_leaves_an_incomplete_file_that_resume_completes
     import psutil
 
     from wisconsin import WisconsinError
-    from wisconsin.audit import audit
-    from wisconsin.runner import resume
+    from wisconsin.measure.runner import resume
+    from wisconsin.workloads.wisconsin.audit import audit
 
     out = tmp_path / "run.json"
     killed, last = [], []
@@ -291,7 +291,7 @@ def test_a_worker_killed_mid_run_leaves_an_incomplete_file_that_resume_completes
 
 
 def test_a_journal_torn_by_a_kill_is_read_up_to_its_last_whole_line(tables, tmp_path):
-    from wisconsin import journal
+    from wisconsin.measure import journal
 
     result, path = _run(
         tables, tmp_path, mode="shared-memory", partitions=(2,), kinds=("F",), queries=("scan",)

@@ -9,7 +9,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from make_fixture_runs import run_from_times  # noqa: E402
 
-from wisconsin import metrics, runfile, scalability  # noqa: E402
+from wisconsin.analysis import metrics, scalability
+from wisconsin.runfiles import runfile
 
 FIX = Path(__file__).parent / "fixtures"
 N = np.array([2.0, 4.0, 8.0, 16.0, 32.0, 64.0])

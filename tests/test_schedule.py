@@ -1,5 +1,5 @@
-from wisconsin import schedule
-from wisconsin.runfile import Measurement, Repetition
+from wisconsin.analysis import schedule
+from wisconsin.runfiles.runfile import Measurement, Repetition
 
 
 def _m(kind, p, times, share=0.95, overhead=0.001):

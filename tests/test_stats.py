@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from wisconsin import stats
+from wisconsin.analysis import stats
 
 TRUE_RATIO = 2.0
 

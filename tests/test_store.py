@@ -117,7 +117,7 @@ def test_corrupt_table_is_caught_before_timing_and_repaired(f2, table):
 
 
 def test_a_corrupt_block_of_an_uncached_file_is_caught(f2):
-    from wisconsin import pagecache
+    from wisconsin.store import pagecache
 
     path = f2 / "part-001.duckdb"
     corrupt_blocks(path, "wisconsin_copy")
@@ -205,9 +205,9 @@ def test_deep_check_sees_a_modified_copy_that_the_cheap_check_cannot(f2):
 
 
 def test_a_pending_update_is_left_to_recovery_not_called_damage(f2):
-    from wisconsin import commit
-    from wisconsin.engine import EngineConfig
-    from wisconsin.runner import make_engine
+    from wisconsin.engines import commit
+    from wisconsin.engines.base import EngineConfig
+    from wisconsin.measure.runner import make_engine
 
     m = store.read_manifest(f2)
     engine = make_engine("shared-memory", EngineConfig(timeout_s=60))
@@ -245,7 +245,7 @@ def _as_built_with(table_dir, checksum):
     partition checksums and expected answers' digests recomputed with that hash."""
     import json
 
-    from wisconsin import expect
+    from wisconsin.store import expect
 
     m = store.read_manifest(table_dir)
     data = json.loads((table_dir / store.MANIFEST).read_text())

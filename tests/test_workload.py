@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from wisconsin import queries
 from wisconsin.builds import build_tables
-from wisconsin.runner import RunOptions, VerificationError, run
+from wisconsin.measure.runner import RunOptions, VerificationError, run
 from wisconsin.store import TableSpec
-from wisconsin.verify import _fail, inserted_rows
+from wisconsin.workloads.wisconsin import queries
+from wisconsin.workloads.wisconsin.verify import _fail, inserted_rows
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -93,7 +93,8 @@ def test_a_wrong_answer_of_the_sixth_query_voids_the_run(data, tmp_path, sixth_q
 
 
 def test_the_registry_is_the_one_list():
-    from wisconsin import runfile, tandem
+    from wisconsin.runfiles import runfile
+    from wisconsin.workloads.wisconsin import tandem
 
     assert queries.QUERIES == runfile.QUERIES == ("scan", "select", "average", "update", "join")
     assert tuple(tandem.QUERY_LABELS) == queries.QUERIES

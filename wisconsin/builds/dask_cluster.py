@@ -243,7 +243,7 @@ def _remote_map(client, m: Manifest, fn, args_of, parts, timeout: float) -> dict
 
 def _close_session(path: str, _part: int) -> None:
     """On the owner: release a query session on path, if this worker holds one."""
-    from wisconsin.worker import task_close_if_open
+    from wisconsin.engines.worker import task_close_if_open
 
     task_close_if_open(path)
 

@@ -19,10 +19,10 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import NamedTuple
 
-from wisconsin import expect, store
+from wisconsin import store
 from wisconsin.builds import writer
 from wisconsin.builds.plan import memory_per_job
-from wisconsin.store import STORAGE, Manifest, PartitionInfo, StoreError, TableSpec
+from wisconsin.store import STORAGE, Manifest, PartitionInfo, StoreError, TableSpec, expect
 
 
 class Task(NamedTuple):
@@ -92,7 +92,7 @@ def _build_task(table_dir, n, seed, part, parts, memory_limit, checksum, key):
         parts,
         memory_limit=memory_limit,
         progress=report,
-        keep_selected=True,  # for the whole table's expected digest (wisconsin.expect)
+        keep_selected=True,  # for the whole table's expected digest (wisconsin.store.expect)
         checksum=checksum,
     )
 

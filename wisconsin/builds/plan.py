@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wisconsin import cost, lock, store
-from wisconsin.builds import writer
-from wisconsin.store import Manifest, StoreError, TableSpec
+from wisconsin import store
+from wisconsin.builds import cost, writer
+from wisconsin.store import Manifest, StoreError, TableSpec, lock
 
 # (label, rows done, rows total) -> None
 Progress = Callable[[str, int, int], None]
@@ -120,7 +120,7 @@ def build_tables(
     placement, stay under data_dir/<table>/ here).
 
     Before a local build, announce (if given) receives one line saying what it will cost
-    (wisconsin.cost); a build that does not fit the free disk is refused (StoreError)."""
+    (wisconsin.builds.cost); a build that does not fit the free disk is refused (StoreError)."""
     t0 = time.perf_counter()
     for spec in specs:
         store.validate_spec(spec)

@@ -8,10 +8,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from wisconsin import expect, lock, store
+from wisconsin import store
 from wisconsin.builds import writer
 from wisconsin.builds.plan import Progress, counter, default_jobs, memory_per_job, prepare_table_dir
-from wisconsin.store import Manifest, StoreError
+from wisconsin.store import Manifest, StoreError, expect, lock
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def repair_table(
     them again; an interrupted update's records are dropped once every partition is
     back to its generated content. Partitions on cluster workers are checked and rebuilt
     by their owners, through `client`."""
-    from wisconsin.commit import DecisionLog
+    from wisconsin.engines.commit import DecisionLog
 
     t0 = time.perf_counter()
     tdir = Path(table_dir)

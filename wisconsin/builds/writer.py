@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from wisconsin import generator, jsonfields, pagecache
+from wisconsin import generator, jsonfields
 from wisconsin.store import (
     COPY_TABLE,
     RANGES,
@@ -25,6 +25,7 @@ from wisconsin.store import (
     PartitionInfo,
     StoreError,
     TableSpec,
+    pagecache,
     part_file,
     write_json_atomic,
 )
@@ -90,7 +91,7 @@ def build_partition(
     """
     import duckdb  # imported here: workers are spawned, and the coordinator may not need it
 
-    from wisconsin import expect
+    from wisconsin.store import expect
 
     lo, hi = generator.partition_range(n, part, parts)
     tdir = Path(table_dir)

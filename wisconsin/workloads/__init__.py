@@ -29,7 +29,7 @@ from wisconsin import WisconsinError
 
 # name -> its module; the first is the default, and owns run files no other one claims
 WORKLOADS: dict[str, str] = {
-    "wisconsin": "wisconsin.workloads.wisconsin",
+    "wisconsin": "wisconsin.workloads.wisconsin.workload",
     "debitcredit": "wisconsin.workloads.debitcredit.workload",
 }
 NAMES = tuple(WORKLOADS)

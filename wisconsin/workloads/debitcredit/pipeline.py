@@ -18,7 +18,8 @@ from pathlib import Path
 
 import psutil
 
-from wisconsin import WisconsinError, environment
+from wisconsin import WisconsinError
+from wisconsin.measure import environment
 from wisconsin.store import check_writable, utc_now
 from wisconsin.workloads.debitcredit import audit, histogram, schema
 from wisconsin.workloads.debitcredit.check import independent_check

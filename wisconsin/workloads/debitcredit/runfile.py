@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wisconsin import WisconsinError, jsonfields, outputs
-from wisconsin import runfile as common
+from wisconsin.runfiles import runfile as common
 from wisconsin.workloads.debitcredit.histogram import Latency
 from wisconsin.workloads.debitcredit.schema import Sizing
 

@@ -42,8 +42,8 @@ def audit_file(path: str | os.PathLike) -> list:
     """Re-check each partition count's audit from the run file alone: the invariants are
     recomputed from the recorded sums and counts (not taken from its verdict), and the
     recorded verdict must agree with them."""
-    from wisconsin.audit import Rule
     from wisconsin.workloads.debitcredit import audit, runfile
+    from wisconsin.workloads.wisconsin.audit import Rule
 
     run = runfile.load(path)
     rules = [

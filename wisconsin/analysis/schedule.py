@@ -1,0 +1,158 @@
+"""Interleaved rounds and when to stop them.
+
+Each round runs every step (a table and query, plus the single-thread baseline's steps)
+once, in an order shuffled with a seed derived from the run's order seed and the round
+index, so machine drift cannot line up with P. After each round the stopping rule looks at
+the headline ratios' intervals.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from wisconsin.analysis import metrics
+from wisconsin.runfiles.runfile import Measurement
+
+# A point is harness-dominated (not a headline ratio) below either bound (issue 8); the
+# bounds and the rule live in wisconsin.analysis.metrics, these are their names here.
+ENGINE_SHARE_MIN = metrics.HARNESS_SHARE
+OVERHEAD_MULTIPLE_MIN = metrics.HARNESS_FACTOR
+BASELINE = "baseline"  # step-label prefix of the single-thread baseline's steps
+
+
+@dataclass(frozen=True)
+class Step:
+    table: str
+    query: str
+    baseline: bool = False
+
+    @property
+    def label(self) -> str:
+        return (
+            f"{BASELINE}:{self.table}/{self.query}"
+            if self.baseline
+            else f"{self.table}/{self.query}"
+        )
+
+    @staticmethod
+    def parse(label: str) -> Step:
+        baseline = label.startswith(f"{BASELINE}:")
+        table, query = label.removeprefix(f"{BASELINE}:").split("/")
+        return Step(table, query, baseline)
+
+
+def round_seed(order_seed: int, index: int) -> int:
+    """Each round's own seed: reproducible from the run's order seed alone."""
+    return (order_seed * 1_000_003 + index) % 2**31
+
+
+def round_order(steps: Sequence[Step], seed: int) -> list[Step]:
+    """steps in a seeded shuffled order: the tables shuffled, and each table's queries
+    shuffled within its block, so a table is opened once per round (opening, evicting and
+    closing P partitions per step cost ~1 s of untimed work each). Only the seed matters:
+    the input is put in a stable order first."""
+    rng = random.Random(seed)
+    blocks: dict[tuple[bool, str], list[Step]] = {}
+    for s in sorted(steps, key=lambda s: s.label):
+        blocks.setdefault((s.baseline, s.table), []).append(s)
+    keys = sorted(blocks)
+    rng.shuffle(keys)
+    out = []
+    for key in keys:
+        block = blocks[key]
+        rng.shuffle(block)
+        out += block
+    return out
+
+
+# --------------------------------------------------------------------------- stopping rule
+
+
+def ratio_interval(num: Sequence[float], den: Sequence[float]) -> metrics.Ratio:
+    """The one call to the analysis' ratio interval (swap the method here only)."""
+    return metrics.bootstrap_ratio(num, den)
+
+
+def harness_dominated(m: Measurement) -> bool | None:
+    """Engine share below 80% or median below 20x the harness overhead; None if unknown
+    (metrics.measurement_harness: the report's rule)."""
+    return metrics.measurement_harness([m])
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One headline ratio (speedup for F, scaleup for G) and its relative half-width."""
+
+    kind: str
+    query: str
+    P: int
+    P0: int
+    value: float
+    half_width: float | None  # (hi - lo) / 2 / value; None without an interval
+    lo: float | None = None
+    hi: float | None = None
+
+
+def headline_ratios(measurements: Iterable[Measurement]) -> list[Headline]:
+    """Every ratio against P0 whose two points are not harness-dominated
+    (metrics.headline_ratio: the report's Point.headline less verification)."""
+    groups: dict[tuple[str, str], list[Measurement]] = {}
+    for m in measurements:
+        if m.times and m.kind in ("F", "G"):
+            groups.setdefault((m.kind, m.query), []).append(m)
+    out = []
+    for (kind, query), ms in sorted(groups.items()):
+        ms.sort(key=lambda m: m.partitions)
+        base = ms[0]
+        base_harness = harness_dominated(base)
+        for m in ms[1:]:
+            if not metrics.headline_ratio(harness_dominated(m), base_harness):
+                continue
+            if kind == "F":
+                r = ratio_interval(base.times, m.times)
+            else:
+                r = ratio_interval(m.times, base.times)
+            hw = None if r.lo is None or r.hi is None else (r.hi - r.lo) / 2 / abs(r.value)
+            out.append(
+                Headline(kind, query, m.partitions, base.partitions, r.value, hw, r.lo, r.hi)
+            )
+    return out
+
+
+def stop_reason(
+    measurements: Sequence[Measurement],
+    rounds_done: int,
+    *,
+    min_reps: int,
+    max_reps: int,
+    target_ci: float,
+    elapsed_s: float,
+    next_round_s: float,
+    time_budget_s: float | None,
+) -> str:
+    """Why to stop after rounds_done timed rounds, or "" to run another round."""
+    if rounds_done >= max_reps:
+        return f"max reps: {rounds_done} rounds (--max-reps {max_reps})"
+    if time_budget_s is not None and elapsed_s + next_round_s > time_budget_s:
+        short = f" (fewer than --min-reps {min_reps})" if rounds_done < min_reps else ""
+        return (
+            f"time budget: {rounds_done} rounds in {elapsed_s:.0f} s; another (~{next_round_s:.0f} s)"
+            f" would pass --time-budget {time_budget_s:.0f} s{short}"
+        )
+    if rounds_done < min_reps:
+        return ""
+    heads = headline_ratios(measurements)
+    if not heads:
+        return (
+            f"min reps: {rounds_done} rounds (--min-reps {min_reps}); no headline ratio to "
+            "narrow (every ratio has a harness-dominated point, or one P per kind)"
+        )
+    wide = [h for h in heads if h.half_width is None or h.half_width > target_ci]
+    if not wide:
+        return (
+            f"target CI met: all {len(heads)} headline ratios within +-{target_ci:.0%} "
+            f"after {rounds_done} rounds"
+        )
+    return ""

@@ -1,0 +1,324 @@
+"""What runs inside a Dask worker: a plugin owning the worker's DuckDB sessions, and the
+task functions the shared-nothing coordinator pins to it by worker name.
+
+The plugin keeps one long-lived session per partition file, so a transaction opened by
+`prepare` is still open when `commit` arrives as a later task.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import os
+import threading
+import time
+
+from distributed import WorkerPlugin, get_worker
+
+from wisconsin.engines import channel
+from wisconsin.engines.base import NOOP, Fault
+from wisconsin.engines.duckdb_session import PartitionSession, memory_share, resolve_memory_limit
+from wisconsin.store import pagecache
+from wisconsin.workloads.wisconsin.queries import Statement
+
+PLUGIN = "wisconsin-partitions"
+# One statement at a time on a worker's sessions, whether it came as a Dask task or over
+# the direct channel (the coordinator is sequential; this makes it safe regardless).
+_LOCK = threading.RLock()
+_channel_thread = threading.local()  # .plugin: the plugin a channel thread serves
+
+
+def dask_setup(worker) -> None:
+    """Worker preload (local clusters): ^C in the user's terminal reaches every process of
+    the group; the coordinator handles it and stops the workers, so they ignore it rather
+    than each print a traceback."""
+    import contextlib
+    import signal
+
+    with contextlib.suppress(ValueError):  # not the main thread: leave the defaults
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from wisconsin.cluster.logs import redirect_worker_output
+
+    redirect_worker_output()  # Dask's log lines to the run's log file, not the terminal
+
+
+class PartitionSessions(WorkerPlugin):
+    """memory_limit is DuckDB's per worker: a size ("2GB") for each session, or a share of
+    the worker's own memory ("60%") split evenly among the sessions it holds open."""
+
+    name = PLUGIN
+
+    def __init__(self, threads: int = 1, memory_limit: str = "1GB", authkey: bytes | None = None):
+        self.threads = threads
+        self.memory_limit = memory_limit
+        self.authkey = authkey  # given: serve the direct channel (wisconsin.engines.channel)
+        self.sessions: dict[str, PartitionSession] = {}
+        self.budget: int | None = None  # bytes shared by this worker's sessions
+        self.limits: dict[str, str] = {}  # per-file memory_limit (EngineConfig.memory_fraction)
+        self.server: channel.Server | None = None
+
+    def setup(self, worker) -> None:
+        from distributed.comm import get_address_host
+
+        self.sessions = {}
+        mm = getattr(worker, "memory_manager", None)
+        self.budget = resolve_memory_limit(self.memory_limit, getattr(mm, "memory_limit", None))
+        if self.authkey is not None:
+            # The worker's own contact address (a netns cluster's namespace IP), not 0.0.0.0.
+            self.server = channel.Server(
+                get_address_host(worker.address), self.authkey, DIRECT, self._serving
+            )
+
+    def _serving(self) -> None:
+        _channel_thread.plugin = self
+
+    def teardown(self, worker) -> None:
+        # The worker is closing on purpose: a heartbeat racing the scheduler's shutdown is
+        # not an error worth a traceback on the user's terminal.
+        logging.getLogger("distributed.worker").setLevel(logging.CRITICAL)
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+        # Not under a statement still running on the channel; a hung one is not waited for.
+        locked = _LOCK.acquire(timeout=10)
+        try:
+            self.close_all()
+        finally:
+            if locked:
+                _LOCK.release()
+
+    def _share(self, sessions: int) -> str:
+        return f"{max(64, self.budget // max(1, sessions) // 2**20)}MB"
+
+    def session(self, path: str) -> PartitionSession:
+        s = self.sessions.get(path)
+        if s is None:
+            if path in self.limits:  # sized by the coordinator (EngineConfig.memory_fraction)
+                s = PartitionSession.open(path, self.threads, self.limits[path])
+            elif self.budget is None:
+                s = PartitionSession.open(path, self.threads, self.memory_limit)
+            else:
+                share = self._share(len(self.sessions) + 1)
+                s = PartitionSession.open(path, self.threads, share)
+                for other in self.sessions.values():  # a worker holding k partitions: 1/k each
+                    other.con.execute(f"SET memory_limit = '{share}'")
+            # A fresh instance's first statement costs ~0.5-1 ms more (DuckDB's first-query
+            # set-up): paid here, as part of opening, not by the first statement timed.
+            s.con.execute("SELECT 1").fetchall()
+            self.sessions[path] = s
+        return s
+
+    def close(self, path: str) -> None:
+        s = self.sessions.pop(path, None)
+        if s is not None:
+            s.close()
+
+    def close_all(self) -> None:
+        for path in list(self.sessions):
+            self.close(path)
+
+
+def _sessions() -> PartitionSessions:
+    plugin = getattr(_channel_thread, "plugin", None)  # get_worker() knows Dask's threads only
+    return plugin if plugin is not None else get_worker().plugins[PLUGIN]
+
+
+def _serial(fn):
+    """A task on this worker's sessions: one at a time (Dask task or channel call)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with _LOCK:
+            return fn(*args, **kwargs)
+
+    return run
+
+
+def direct_calls(dask_worker=None) -> list[str]:
+    """Run with client.run: the task functions running on this worker's direct channel
+    (what Client.processing shows of Dask tasks)."""
+    server = getattr(dask_worker.plugins.get(PLUGIN), "server", None)
+    return [] if server is None else sorted(server.running.values())
+
+
+def channel_address(dask_worker=None) -> tuple[str, int] | None:
+    """Run with client.run: where this worker's direct channel listens (None: no channel)."""
+    plugin = dask_worker.plugins.get(PLUGIN)
+    server = getattr(plugin, "server", None)
+    return None if server is None else server.address
+
+
+def _inject(fault: Fault | None, phase: str) -> None:
+    if fault is not None:
+        fault.fire(phase)  # already aimed at this partition by the coordinator
+
+
+def worker_info(dask_worker=None) -> dict:
+    """Run with client.run, which passes the worker as dask_worker."""
+    import os
+    import socket
+
+    import psutil
+
+    w = dask_worker
+    return {
+        "name": str(w.name),
+        "host": socket.gethostname(),
+        "address": w.address,
+        "pid": os.getpid(),
+        "cores": psutil.cpu_count(logical=True) or 1,
+        "memory_bytes": psutil.virtual_memory().total,
+        "nthreads": w.state.nthreads,
+        "memory_limit": int(getattr(w.memory_manager, "memory_limit", None) or 0),
+    }
+
+
+@_serial
+def task_open(path: str) -> float:
+    t0 = time.perf_counter()
+    sessions = _sessions()
+    sessions.close(path)  # fresh connection: DuckDB is slower right after writing a table
+    sessions.session(path)
+    return time.perf_counter() - t0
+
+
+@_serial
+def task_close(path: str) -> None:
+    _sessions().close(path)
+
+
+def make_cold(sessions: PartitionSessions, path: str, drop_caches: bool = False) -> dict:
+    """Close path's session (its buffer pool goes too), evict the file and its WAL from
+    this host's page cache, reopen a fresh session, and evict again: opening reads the
+    header and catalog, and the kernel's readahead (8 MB on this VM's disk) drags table
+    blocks in with them. Returns what stays resident, just before the next statement."""
+    t0 = time.perf_counter()
+    old = sessions.sessions.get(path)
+    profiling = old.profiling if old is not None else None
+    sessions.close(path)
+    pagecache.evict_partition(path, drop_caches)
+    fresh = sessions.session(path)
+    if profiling is not None:
+        # as the closed session was: else the next statement (the empty one that measures
+        # dispatch, as a rule) pays for switching it, which no timed statement after it pays
+        fresh._profile(profiling)
+    out = pagecache.evict_partition(path)
+    # Part of opening: a fresh instance's first statements (and this process's first ones
+    # after the eviction's work) are ~1 ms slower; the empty statement after this measured
+    # that, not dispatch. It reads no table data: residency is measured after it.
+    for _ in range(3):
+        fresh.run(dataclasses.replace(NOOP, profile=fresh.profiling))
+    out["resident_bytes"] = _resident([path, f"{path}.wal"])
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _resident(paths) -> int | None:
+    sizes = [pagecache.resident_bytes(p) for p in paths if os.path.isfile(p)]
+    return None if any(b is None for b in sizes) else sum(sizes)
+
+
+@_serial
+def task_make_cold(path: str, drop_caches: bool) -> dict:
+    return make_cold(_sessions(), path, drop_caches)
+
+
+@_serial
+def task_memory_share(path: str, fraction: float, instances: int) -> str:
+    """Size path's DuckDB memory_limit as its share of this host's RAM, now (if open) and
+    for every reopening."""
+    sessions = _sessions()
+    limit = sessions.limits[path] = memory_share(fraction, instances)
+    s = sessions.sessions.get(path)
+    if s is not None:
+        s.con.execute(f"SET memory_limit = '{limit}'")
+    return limit
+
+
+@_serial
+def task_data_bytes(path: str, table: str) -> int:
+    return _sessions().session(path).data_bytes(table)
+
+
+@_serial
+def task_close_if_open(path: str) -> None:
+    """Release a session on path, if this worker has the plugin and holds one (repair)."""
+    plugin = get_worker().plugins.get(PLUGIN)
+    if plugin is not None:
+        plugin.close(path)
+
+
+@_serial
+def task_run(path: str, stmt: Statement, dispatched: float, fault: Fault | None) -> dict:
+    _inject(fault, "run")
+    return _sessions().session(path).run(stmt, dispatched)
+
+
+@_serial
+def task_reset_result(path: str, name: str) -> None:
+    _sessions().session(path).reset_result(name)
+
+
+@_serial
+def task_query(path: str, sql: str) -> list[tuple]:
+    return _sessions().session(path).query(sql)
+
+
+@_serial
+def task_digest(path: str, name: str, checksum: str) -> tuple[int, str]:
+    return _sessions().session(path).digest(name, checksum)
+
+
+@_serial
+def task_prepare(path: str, txid: str, stmt: Statement, dispatched: float, fault) -> dict:
+    _inject(fault, "prepare")
+    return _sessions().session(path).prepare(txid, stmt, dispatched)
+
+
+@_serial
+def task_commit(path: str, txid: str, fault: Fault | None) -> dict:
+    _inject(fault, "commit")
+    return _sessions().session(path).commit(txid)
+
+
+@_serial
+def task_abort(path: str, txid: str) -> None:
+    s = _sessions().sessions.get(path)
+    if s is not None and s.txid == txid:
+        s.abort()
+
+
+@_serial
+def task_prune_markers(path: str) -> None:
+    _sessions().session(path).prune_markers()
+
+
+@_serial
+def task_redo(path: str, txid: str, stmt: Statement) -> None:
+    _sessions().session(path).redo(txid, stmt)
+
+
+def task_noop() -> None:
+    """Nothing: the bare round trip of a call (benchmarks/transport.py)."""
+
+
+# What the direct channel may call: the timed statements' task functions and the untimed
+# ones around them in a step (reset, evict, verify), so no Dask task runs just before a
+# timed statement; opening, closing and recovery stay Dask tasks.
+DIRECT = {
+    f.__name__: f
+    for f in (
+        task_run,
+        task_prepare,
+        task_commit,
+        task_abort,
+        task_noop,
+        task_make_cold,
+        task_reset_result,
+        task_query,
+        task_digest,
+        task_redo,
+        task_data_bytes,
+    )
+}

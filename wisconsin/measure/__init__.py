@@ -1,0 +1,1 @@
+"""Measuring: the runner, its rounds, cache policy, calibration and the machine probe."""

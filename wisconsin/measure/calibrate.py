@@ -1,0 +1,175 @@
+"""Machine probes: how fast this machine reads storage and memory, scans with one DuckDB
+thread, and dispatches an empty statement to P workers. The runner records them in the run
+file (runfile.Calibration); `bench` sizes its tables from them. Each is bounded to a few
+seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from wisconsin import store
+from wisconsin.store import pagecache
+from wisconsin.workloads.wisconsin import queries
+
+CHUNK = 1 << 20  # 1 MiB reads: large enough that the syscall cost is noise
+# The storage probe reads at most this much of its file (and for at most max_seconds), so a
+# run's start-up does not grow with the table it probes: with the time bound alone the two
+# probes (one stream, one per core) read a small partition file to its end but a large one
+# for 2 s each (docs/performance.md, "Growth with size").
+PROBE_BYTES = 512 << 20
+
+
+def storage_read_bytes_per_s(
+    path: str | os.PathLike,
+    max_seconds: float = 2.0,
+    streams: int = 1,
+    max_bytes: int = PROBE_BYTES,
+) -> float | None:
+    """Sequential read rate of path after evicting it from the page cache: `streams`
+    threads each read their own contiguous part of the first max_bytes of it (1 MiB reads,
+    to the part's end or max_seconds).
+    Several streams measure what P partitions can read together (a virtual disk or an
+    SSD serves parallel readers faster than one). None when the bytes did not come from
+    storage (e.g. tmpfs, or no /proc/self/io to prove it): that would be a memory rate."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pagecache.evict(path)
+    size = min(os.path.getsize(path), max(CHUNK, max_bytes))
+    streams = max(1, streams)
+    part = -(-size // streams)
+    io0 = pagecache.read_bytes()
+    fd = os.open(path, os.O_RDONLY)
+
+    def read(i: int) -> int:
+        view = memoryview(bytearray(CHUNK))
+        offset, end, done = i * part, min(size, (i + 1) * part), 0
+        while offset < end and time.perf_counter() - t0 < max_seconds:
+            n = os.preadv(fd, [view], offset)  # releases the GIL: the streams overlap
+            if n == 0:
+                break
+            done, offset = done + n, offset + n
+        return done
+
+    try:
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(streams) as pool:
+            done = sum(pool.map(read, range(streams)))
+        seconds = time.perf_counter() - t0
+    finally:
+        os.close(fd)
+    io1 = pagecache.read_bytes()
+    if not done or io0 is None or io1 is None or io1 - io0 < 0.5 * done:
+        return None
+    return done / seconds
+
+
+def memory_read_bytes_per_s(nbytes: int = 256 << 20, repeats: int = 3) -> float:
+    """One core summing a resident int64 array (best of repeats): a streaming read rate."""
+    import numpy as np
+
+    arr = np.ones(max(1, nbytes // 8), dtype=np.int64)  # written, so resident
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        arr.sum()
+        best = min(best, time.perf_counter() - t0)
+    return arr.nbytes / best
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What probe() measured on this machine."""
+
+    cores: int
+    rows: int  # rows of the one-partition probe table
+    table_bytes: int  # its partition file size
+    scan_rows_per_s: float  # full-row scan, one in-process DuckDB thread, buffer pool warm
+    cold_scan_rows_per_s: float | None  # the same scan after make_cold-style eviction
+    storage_read_bytes_per_s: float | None  # sequential read of the evicted probe file
+    memory_read_bytes_per_s: float
+    dispatch_partitions: int  # P the overhead was measured at
+    dispatch_s: float | None  # median empty statement through a shared-nothing engine
+    seconds: float  # the probe's own duration, generation included
+
+
+def _table(workdir: Path, rows: int, partitions: int) -> tuple[store.Manifest, Path]:
+    from wisconsin.builds import build_tables
+
+    data = workdir / f"probe-{rows}x{partitions}"
+    (m,) = build_tables(data, [store.TableSpec("F", rows, partitions, 1)]).manifests
+    return m, data / m.name
+
+
+def _scan_rates(m: store.Manifest, path: str, repeats: int) -> tuple[float, float | None]:
+    """(warm, cold) rows/s of the full-row scan on one partition file, one thread. Cold
+    is None unless the cold scan read >= 90% of the table's blocks from storage."""
+    from wisconsin.engines.duckdb_session import PartitionSession
+
+    stmt = queries.statement("scan", m.rows, table=m.table, scan_variant="full-row")
+    s = PartitionSession.open(path, threads=1)
+    try:
+        data = s.data_bytes(m.table)
+    finally:
+        s.close()
+    pagecache.evict_partition(path)
+    s = PartitionSession.open(path, threads=1)
+    try:
+        pagecache.evict_partition(path)  # opening re-read metadata (see worker.make_cold)
+        first = s.run(stmt)
+        warm = [s.run(stmt).engine_s for _ in range(repeats)]
+    finally:
+        s.close()
+    read = first.bytes_read
+    cold = m.rows / first.engine_s if read is not None and read >= 0.9 * data else None
+    return m.rows / statistics.median(warm), cold
+
+
+def _dispatch(workdir: Path, partitions: int, repeats: int) -> float:
+    from wisconsin.engines.base import EngineConfig, harness_overhead
+    from wisconsin.engines.shared_nothing import SharedNothingEngine
+
+    m, tdir = _table(workdir, 1000 * partitions, partitions)
+    engine = SharedNothingEngine(EngineConfig(memory_limit="256MB"))
+    try:
+        engine.start(partitions)
+        engine.open_table(m, str(tdir))
+        engine.execute(engine.noop_statements())  # first dispatch pays connection set-up
+        return harness_overhead(engine, repeats)
+    finally:
+        engine.stop()
+
+
+def probe(
+    workdir: str | os.PathLike,
+    max_partitions: int,
+    rows: int = 200_000,
+    repeats: int = 5,
+    dispatch: bool = True,
+) -> Probe:
+    """Generate a one-partition table of rows into workdir (reused if already there) and
+    measure; with dispatch, also start max_partitions local workers (~0.5 s each) and time
+    the empty statement through them."""
+    import psutil
+
+    t0 = time.perf_counter()
+    work = Path(workdir)
+    m, tdir = _table(work, rows, 1)
+    path = str(store.partition_path(tdir, m.parts[0]))
+    warm, cold = _scan_rates(m, path, repeats)
+    return Probe(
+        cores=psutil.cpu_count(logical=True) or 1,
+        rows=rows,
+        table_bytes=os.path.getsize(path),
+        scan_rows_per_s=warm,
+        cold_scan_rows_per_s=cold,
+        storage_read_bytes_per_s=storage_read_bytes_per_s(path),
+        memory_read_bytes_per_s=memory_read_bytes_per_s(),
+        dispatch_partitions=max_partitions,
+        dispatch_s=_dispatch(work, max_partitions, repeats) if dispatch else None,
+        seconds=time.perf_counter() - t0,
+    )

@@ -1,0 +1,1 @@
+"""Rendering: the document model, figures and timelines handed to it."""

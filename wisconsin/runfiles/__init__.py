@@ -1,0 +1,1 @@
+"""Run files: one versioned schema, load (with migrations) and save."""

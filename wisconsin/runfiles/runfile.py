@@ -1,0 +1,377 @@
+"""Run files: what one `wisconsin run` measured, as frozen dataclasses saved to JSON.
+
+A run file is the only thing `report`, `plot` and `compare` read. It carries what is
+needed to reproduce the run and to judge it: versions, machine, seed, sizes, mode,
+cluster, warm/cold, repetitions, durability, and every timed repetition.
+
+Files are written to a temporary name and renamed, and never overwrite an existing file.
+Loading a file with an unknown schema version, or a field of the wrong type or out of
+range (a hand-edited file), fails with RunFileError in one line naming the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wisconsin import jsonfields
+from wisconsin.workloads.wisconsin.queries import QUERIES  # noqa: F401  (re-exported: the one list)
+
+SCHEMA_VERSION = 2
+# Versions from_dict can read: older ones are migrated on load (see _migrate).
+READABLE_VERSIONS = (1, 2)
+CACHE_STATES = ("cold", "warm")
+
+
+class RunFileError(Exception):
+    """A run file that cannot be read, is of an unknown version, or cannot be written."""
+
+
+@dataclass(frozen=True)
+class PartitionSample:
+    """One partition's share of one repetition (shared-nothing: one worker's task)."""
+
+    part: int
+    engine_s: float  # wall time of the statement inside the engine
+    cpu_s: float  # CPU time of the process (or thread) running it
+    rows_scanned: int | None  # rows read by the table scan(s), from the engine's profile
+    peak_rss_bytes: int | None  # peak resident memory of the worker during the repetition
+    start_delay_s: float = 0.0  # from coordinator dispatch to the partition starting work
+    worker: str = ""  # worker name (shared-nothing / cluster)
+    host: str = ""
+    # --- schema 2: the evidence an auditor re-checks (None / () = not recorded)
+    bytes_read: int | None = None  # read from storage by this process during the statement
+    projections: tuple[tuple[str, ...], ...] = ()  # columns each table scan read (profiled)
+    data_bytes: int | None = None  # on-disk size of this partition's queried data
+    # page-cache bytes of the partition's files still resident after eviction (cold only)
+    resident_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Repetition:
+    """One execution of one query on one table. index 0 is the untimed warm-up."""
+
+    index: int
+    cold: bool  # schema 2: the OS page cache and DuckDB held none of its data (evicted, proven)
+    wall_s: float  # coordinator wall time, dispatch to last answer
+    rows: int  # rows returned / inserted / updated / joined (verified)
+    partitions: tuple[PartitionSample, ...] = ()
+    answer: float | None = None  # the AVG value, for the average query
+    verified: bool = True
+    # --- schema 2
+    round: int | None = None  # interleaving round it ran in (None: v1, back to back)
+    position: int | None = None  # its position in that round's shuffled order
+    dispatched_unix: float | None = None  # wall clock at dispatch (timeline figures)
+    overhead_s: float | None = None  # empty statement, same path, same P, just before
+    # (max partition engine_s + commit_decision_s) / wall_s
+    engine_share: float | None = None
+    # storage reads of every process of the step, summed: the evidence where units share a
+    # process and cannot be split (the shared-memory update); None if unknown
+    bytes_read: int | None = None
+    # update: the coordinator's fsynced commit decision, counted in the engine share (the
+    # transaction manager's write); None: not an update, or written before it was recorded
+    commit_decision_s: float | None = None
+
+
+def engine_share(engine_s: list[float], decision_s: float | None, wall_s: float) -> float | None:
+    """What Repetition.engine_share records: (slowest partition's engine time + the update's
+    commit decision) / coordinator wall time; None without a wall time."""
+    if wall_s <= 0:
+        return None
+    return (max(engine_s, default=0.0) + (decision_s or 0.0)) / wall_s
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """All repetitions of one (table, query)."""
+
+    table: str  # "F4", "G8", ...
+    kind: str  # "F" or "G"
+    partitions: int
+    rows: int  # table size n (?tablesize)
+    query: str  # one of QUERIES
+    variant: str  # scan variant ("full-row", "predicate-column", "as-written"); "" otherwise
+    warmup: Repetition
+    repetitions: tuple[Repetition, ...]
+    expected_rows: int  # the independently computed answer the runner verified against
+    startup_s: float = 0.0  # opening fresh connections to the P partitions (workers running)
+    # --- schema 2
+    cache: str = ""  # "cold" | "warm" for every timed repetition; "" = not recorded (v1)
+    table_bytes: int | None = None  # on-disk bytes of the queried table over all partitions
+    fits_in_ram: bool | None = None  # table_bytes < the memory of the host(s) running it
+
+    @property
+    def times(self) -> tuple[float, ...]:
+        """Timed coordinator wall times (warm-up excluded)."""
+        return tuple(r.wall_s for r in self.repetitions)
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    name: str
+    kind: str
+    rows: int
+    partitions: int
+    seed: int
+    generator_version: str
+    rows_per_partition: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Environment:
+    tool_version: str
+    git_commit: str
+    python: str
+    duckdb: str
+    pyarrow: str
+    numpy: str
+    dask: str
+    distributed: str
+    os: str
+    hostname: str
+    cpu_model: str
+    usable_cores: int
+    memory_bytes: int
+    # The guest hands freed memory back to its host (Linux free page reporting, e.g.
+    # virtio-balloon on Firecracker): cold reads then fault pages in through the hypervisor.
+    # None: not recorded (older run files) or not knowable here.
+    free_page_reporting: bool | None = None
+    # The kernel pages out idle memory on its own (a DAMON `pageout` scheme): page cache a
+    # run left idle shrinks within minutes, and the freed pages go the host's way too.
+    proactive_reclaim: bool | None = None
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    host: str
+    workers: tuple[str, ...]
+    cores: int
+    memory_bytes: int
+    # per worker, in the order of workers (() = not recorded): Dask threads, and Dask memory
+    # limit in bytes (0 = none; DuckDB's "60%" default is then of memory_bytes)
+    worker_nthreads: tuple[int, ...] = ()
+    worker_memory_bytes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Where the work ran. Local modes have one host."""
+
+    scheduler: str  # "" for shared-memory, "local" for a LocalCluster, else the address
+    hosts: tuple[HostInfo, ...]
+    rtt_s: float | None = None  # measured coordinator <-> worker round trip (median)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The machine profile the analysis bounds each point with (measured by the run)."""
+
+    measured_utc: str
+    cores: int
+    storage_read_bytes_per_s: float | None  # sequential read of an evicted file, one stream
+    memory_read_bytes_per_s: float | None  # one core streaming resident memory
+    # per query: rows/s of one in-process DuckDB thread on the unpartitioned table
+    scan_rows_per_s: tuple[tuple[str, float], ...] = ()
+    # P -> median harness overhead (empty statement through the run's engine to P partitions)
+    dispatch_s: tuple[tuple[int, float], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Round:
+    """One interleaving round: every (table, query) once, in a seeded shuffled order."""
+
+    index: int
+    seed: int
+    order: tuple[str, ...]  # "F4/scan", ... in execution order
+    started_utc: str = ""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    mode: str  # "shared-nothing" | "shared-memory"
+    cluster: str | None  # scheduler address, None for a local run
+    data_dir: str
+    kinds: tuple[str, ...]
+    partitions: tuple[int, ...]
+    queries: tuple[str, ...]
+    scan_variant: str
+    repeat: int
+    warmup: int
+    seed: int
+    threads_per_worker: int  # shared-nothing: DuckDB threads per worker; 0: threads = P
+    memory_limit: str
+    durability: str  # how commits reached disk, in words
+    # --- schema 2
+    cache: str = ""  # "cold" | "warm"; "" = not recorded (v1: data was resident)
+    interleaved: bool = False  # rounds of shuffled (table, query) vs back to back (v1)
+    order_seed: int | None = None
+    min_reps: int | None = None
+    max_reps: int | None = None
+    target_ci: float | None = None  # relative half-width every headline ratio must reach
+    time_budget_s: float | None = None
+    # the scan variant's DuckDB settings, SET for the scan statement only (TP1 pitfall 9),
+    # e.g. (("disabled_optimizers", "statistics_propagation,filter_pushdown"),); None: not
+    # recorded (written before 2026-11-23)
+    scan_settings: tuple[tuple[str, str], ...] | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    schema_version: int
+    started_utc: str
+    finished_utc: str
+    environment: Environment
+    config: RunConfig
+    topology: Topology
+    tables: tuple[TableInfo, ...]
+    measurements: tuple[Measurement, ...]
+    notes: tuple[str, ...] = field(default=())
+    # --- schema 2
+    status: str = "complete"  # "complete" | "incomplete" (a failed or interrupted run)
+    stop_reason: str = ""  # why the rounds stopped (max reps, target CI met, budget, error)
+    calibration: Calibration | None = None
+    baseline: tuple[Measurement, ...] = ()  # one in-process DuckDB thread, unpartitioned table
+    rounds: tuple[Round, ...] = ()
+
+    def measurement(self, table: str, query: str) -> Measurement | None:
+        for m in self.measurements:
+            if m.table == table and m.query == query:
+                return m
+        return None
+
+
+def to_dict(obj) -> dict:
+    return dataclasses.asdict(obj)
+
+
+# What the analysis divides by, takes medians, logs or ratios of, checked on load so a
+# hand-edited file fails in one line instead of deep in the statistics. A wall time must
+# be > 0: perf_counter around a query never reads 0, and medians of it are denominators
+# (speedup, bound). Partition shares (engine, CPU) may be 0 at coarse clock resolution.
+# start_delay_s is not checked: across hosts it is a difference of two clocks.
+_finite = jsonfields.finite
+_TIME = (lambda v: _finite(v) and v >= 0, "a finite number of seconds >= 0")
+_WALL = (lambda v: _finite(v) and v > 0, "a finite number of seconds > 0")
+_RATE = (lambda v: _finite(v) and v > 0, "a finite number > 0")
+_COUNT = jsonfields.COUNT
+_ONE = jsonfields.ONE
+RANGES: jsonfields.Ranges = {
+    PartitionSample: {
+        "engine_s": _TIME,
+        "cpu_s": _TIME,
+        "rows_scanned": _COUNT,
+        "peak_rss_bytes": _COUNT,
+        "bytes_read": _COUNT,
+        "data_bytes": _COUNT,
+        "resident_bytes": _COUNT,
+    },
+    Repetition: {
+        "wall_s": _WALL,
+        "rows": _COUNT,
+        "answer": (_finite, "a finite number"),
+        "overhead_s": _TIME,
+        "engine_share": (lambda v: _finite(v) and v >= 0, "a finite number >= 0"),
+        "bytes_read": _COUNT,
+        "commit_decision_s": _TIME,
+    },
+    Measurement: {
+        "partitions": _ONE,
+        "rows": _ONE,
+        "expected_rows": _COUNT,
+        "startup_s": _TIME,
+        "table_bytes": _COUNT,
+    },
+    TableInfo: {"rows": _ONE, "partitions": _ONE},
+    RunConfig: {
+        "repeat": _COUNT,  # rounds done: 0 while the first runs
+        "warmup": _COUNT,
+        "threads_per_worker": _COUNT,
+        "min_reps": _ONE,
+        "max_reps": _ONE,
+        "target_ci": _RATE,
+        "time_budget_s": _RATE,
+    },
+    Calibration: {
+        "cores": _ONE,
+        "storage_read_bytes_per_s": _RATE,
+        "memory_read_bytes_per_s": _RATE,
+    },
+}
+
+
+def _migrate_v1(data: dict) -> dict:
+    """Schema 1 -> 2. What v1 did not record stays None/"" (never guessed): cache state,
+    bytes read, projections, harness overhead, repetition order. v1's `cold` flag marked
+    the warm-up whatever the cache held (its data was resident), so it becomes False."""
+    out = dict(data, schema_version=2)
+    meas = []
+    for m in data.get("measurements", []):
+        m = dict(m)
+        m["warmup"] = dict(m["warmup"], cold=False)
+        m["repetitions"] = [dict(r, cold=False) for r in m.get("repetitions", [])]
+        meas.append(m)
+    out["measurements"] = meas
+    out["notes"] = [
+        *data.get("notes", []),
+        "migrated from run-file schema 1: cache state, bytes read, scan projections, harness "
+        "overhead and repetition order were not recorded (repetitions ran back to back)",
+    ]
+    return out
+
+
+def from_dict(data: dict) -> Run:
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version not in READABLE_VERSIONS:
+        raise RunFileError(
+            f"run file schema version {version!r} is not supported (this wisconsin reads "
+            f"versions {', '.join(map(str, READABLE_VERSIONS))})"
+        )
+    if version == 1:
+        data = _migrate_v1(data)
+    try:
+        return jsonfields.read(Run, data, ranges=RANGES)
+    except jsonfields.FieldError as exc:
+        raise RunFileError(f"not a valid run file: {exc}") from None
+    except (TypeError, ValueError, KeyError) as exc:
+        raise RunFileError(f"malformed run file: {exc}") from exc
+
+
+def load(path: str | os.PathLike) -> Run:
+    """Read a run file; RunFileError on a missing, malformed or unknown-version file."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise RunFileError(f"{p}: no such run file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunFileError(f"{p}: not a readable run file ({exc})") from None
+    try:
+        return from_dict(data)
+    except RunFileError as exc:
+        raise RunFileError(f"{p}: {exc}") from None
+
+
+def save(run: Run, path: str | os.PathLike) -> Path:
+    """Write the run atomically; refuse to overwrite an existing file."""
+    p = Path(path)
+    if p.exists():
+        raise RunFileError(f"{p} already exists; run files are never overwritten")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
+    with open(tmp, "w") as fh:
+        json.dump(to_dict(run), fh, indent=1)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    try:
+        # link() fails if the target appeared meanwhile: no silent overwrite even in a race.
+        os.link(tmp, p)
+    except FileExistsError:
+        raise RunFileError(f"{p} already exists; run files are never overwritten") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return p

@@ -1,0 +1,651 @@
+"""The partitioned store: one DuckDB database file per partition and a manifest written last.
+
+Layout of a table directory (DATA/F4, DATA/G8, ...)::
+
+    part-000.duckdb   partition 0: unique2 in [lo, hi), tables `wisconsin` and `wisconsin_copy`
+    part-000.json     that partition's entry, written once its file is complete (resume marker)
+    ...
+    manifest.json     written last; a directory without it is never used as a table
+
+See docs/storage.md for the contract.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import xxhash
+
+from wisconsin import WisconsinError, generator, jsonfields
+from wisconsin.store import lock
+
+MANIFEST_VERSION = 1
+TABLE = "wisconsin"
+COPY_TABLE = "wisconsin_copy"  # the join's "copy of itself": a real second table, same rows
+MANIFEST = "manifest.json"
+KINDS = ("F", "G")
+# Random 52-char strings do not compress; DuckDB's compression analysis only costs load time
+# (measured ~5x slower loads). Uncompressed storage also keeps the scan honest: 200-byte rows.
+STORAGE = {
+    "compression": "uncompressed",
+    "primary_key": "unique2",
+    "sorted_by": "unique2",
+    "checksum": "xxh3-128 of canonical column streams",
+}
+# A partition's checksum (PartitionInfo.checksum, the expected answers' digests) is the hash
+# Manifest.storage["checksum"] names. xxh3-128 since 2026-11-23: 14x SHA-256's speed here,
+# 0.12 s less per 1 M rows built or verified. A checksum guards against damage, not forgery:
+# whoever can rewrite a partition file can rewrite the manifest beside it.
+CHECKSUMS = {
+    "xxh3-128 of canonical column streams": xxhash.xxh3_128,
+    "sha256/128 of canonical column streams": hashlib.sha256,  # tables built before it
+}
+
+
+class StoreError(WisconsinError):
+    """A table directory that is missing, incomplete, corrupt or of another table."""
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    index: int
+    file: str  # relative to the table directory
+    lo: int  # unique2 range [lo, hi)
+    hi: int
+    rows: int
+    checksum: str  # content_digest of the rows in key order
+    worker: str = ""  # cluster placement: the worker that owns the file ("" = local)
+    host: str = ""
+    path: str = ""  # absolute path on that worker's host
+    # Expected answers derived by the builder from the rows it wrote (wisconsin.store.expect);
+    # None in manifests written before they were stored.
+    answers: dict | None = dataclasses.field(default=None, hash=False)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    schema_version: int
+    name: str  # "F4"
+    kind: str  # "F" | "G"
+    rows: int  # n, the table size (?tablesize)
+    partitions: int
+    seed: int
+    generator_version: str
+    table: str
+    copy_table: str
+    storage: dict
+    created_utc: str
+    parts: tuple[PartitionInfo, ...]
+    # Made when the table is built (a manifest without one gets derived_table_id): cluster
+    # workers keep their files under the table's identity, so two data directories never
+    # share one (wisconsin.builds.dask_cluster.worker_table_dir).
+    table_id: str = ""
+    # Whole-table expected answers (the selected rows' digest, key order); None if unknown.
+    answers: dict | None = None
+
+    @property
+    def rows_per_partition(self) -> tuple[int, ...]:
+        return tuple(p.rows for p in self.parts)
+
+
+# Checked on read with the JSON types; the sums are checked after (read_manifest).
+RANGES: jsonfields.Ranges = {
+    Manifest: {"partitions": jsonfields.ONE},
+    PartitionInfo: {"rows": jsonfields.COUNT},
+}
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """What to build: kind F (rows = table size) or G (rows = rows per partition)."""
+
+    kind: str
+    rows: int
+    partitions: int
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}{self.partitions}"
+
+    @property
+    def n(self) -> int:
+        return self.rows if self.kind == "F" else self.rows * self.partitions
+
+
+def validate_spec(spec: TableSpec) -> None:
+    if spec.kind not in KINDS:
+        raise StoreError(f"unknown table kind {spec.kind!r}: use F (speedup) or G (scaleup)")
+    if spec.rows <= 0:
+        raise StoreError(f"rows must be positive, got {spec.rows}")
+    if spec.partitions <= 0:
+        raise StoreError(f"partitions must be positive, got {spec.partitions}")
+    if spec.partitions > spec.n:
+        raise StoreError(f"{spec.name}: more partitions ({spec.partitions}) than rows ({spec.n})")
+    if spec.n > generator.MAX_ROWS:
+        raise StoreError(f"{spec.name}: {spec.n} rows exceeds the generator's {generator.MAX_ROWS}")
+    if not 0 <= spec.seed < 2**63:
+        raise StoreError(f"seed must be in [0, 2**63), got {spec.seed}")
+
+
+# --------------------------------------------------------------------------- checksums
+
+
+def checksum_of(m: Manifest) -> str:
+    """The checksum a table's digests were made with (its manifest says; see CHECKSUMS)."""
+    name = m.storage.get("checksum", "none recorded (built before 2026-11-22)")
+    if name not in CHECKSUMS:
+        raise StoreError(
+            f"{m.name}: its checksum ({name}) is not one this version of wisconsin computes; "
+            "remove its directory and generate it again"
+        )
+    return name
+
+
+class ContentDigest:
+    """Order-sensitive digest of table content, independent of batch boundaries and of how
+    Arrow laid the buffers out: every column is hashed as a stream of canonical bytes
+    (integers as little-endian int32, the schema's type; string columns as two streams,
+    int32 lengths and UTF-8 bytes), each stream with the hash `checksum` names, and the
+    streams' hashes hashed together, truncated to 128 bits."""
+
+    def __init__(self, checksum: str = STORAGE["checksum"]) -> None:
+        self._new = CHECKSUMS[checksum]
+        self._h = {name: self._new() for col in generator.COLUMNS for name in (col, col + ".len")}
+        self.rows = 0
+
+    def update(self, batch: pa.RecordBatch) -> None:
+        for name in generator.COLUMNS:
+            col = batch.column(name)
+            if pa.types.is_integer(col.type):
+                values = col.to_numpy(zero_copy_only=False)
+                if values.dtype != np.dtype("<i4"):
+                    values = values.astype("<i4")
+                self._h[name].update(np.ascontiguousarray(values).data)
+                continue
+            if col.type not in (pa.string(), pa.large_string()):
+                col = col.cast(pa.large_string())  # e.g. string_view; copying is fine here
+            if len(col) == 0:
+                continue
+            width = "<i4" if col.type == pa.string() else "<i8"  # no copy of the characters
+            offs = np.frombuffer(col.buffers()[1], dtype=width)[
+                col.offset : col.offset + len(col) + 1
+            ]
+            self._h[name + ".len"].update(np.diff(offs).astype("<i4").data)
+            self._h[name].update(memoryview(col.buffers()[2])[offs[0] : offs[-1]])
+        self.rows += batch.num_rows
+
+    def hexdigest(self) -> str:
+        top = self._new()
+        for h in self._h.values():
+            top.update(h.digest())
+        return top.hexdigest()[:32]
+
+
+def content_digest(batches: Iterable[pa.RecordBatch], checksum: str = STORAGE["checksum"]) -> str:
+    d = ContentDigest(checksum)
+    for b in batches:
+        d.update(b)
+    return d.hexdigest()
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write JSON to a temporary name, fsync, rename: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(data, fh, indent=1)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # e.g. a full disk: leave nothing half-written behind
+        raise
+    _fsync_dir(path.parent)
+
+
+def part_file(index: int) -> str:
+    return f"part-{index:03d}.duckdb"
+
+
+def new_table_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex[:16]
+
+
+def derived_table_id(kind: str, n: int, partitions: int, seed: int, generator_version: str) -> str:
+    """The id of a table whose manifest predates table ids: deterministic, from its identity."""
+    key = f"{kind}/{n}/{partitions}/{seed}/{generator_version}".encode()
+    return "d" + hashlib.sha256(key).hexdigest()[:15]
+
+
+def make_manifest(
+    spec: TableSpec,
+    parts: Iterable[PartitionInfo],
+    table_id: str | None = None,
+    answers: dict | None = None,
+) -> Manifest:
+    return Manifest(
+        schema_version=MANIFEST_VERSION,
+        name=spec.name,
+        kind=spec.kind,
+        rows=spec.n,
+        partitions=spec.partitions,
+        seed=spec.seed,
+        generator_version=generator.GENERATOR_VERSION,
+        table=TABLE,
+        copy_table=COPY_TABLE,
+        storage=dict(STORAGE),
+        created_utc=utc_now(),
+        parts=tuple(sorted(parts, key=lambda p: p.index)),
+        table_id=table_id or new_table_id(),
+        answers=answers,
+    )
+
+
+def utc_now() -> str:
+    """The timestamp format of manifests and run files."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_writable(directory: str | os.PathLike, said: str) -> None:
+    """Refuse (one line, starting with said) a directory no file can be created in, before
+    anything is measured; leaves nothing behind. Creating is the test: root may write where
+    os.access says no, and nowhere under /proc."""
+    d = Path(directory)
+    made = [p for p in (d, *d.parents) if not p.exists()]  # innermost first
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=d, prefix=".wisconsin-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise StoreError(f"{said}: cannot write to {d} ({exc.strerror or exc})") from None
+    finally:
+        for p in made:
+            try:
+                p.rmdir()
+            except FileNotFoundError:
+                continue  # mkdir stopped short of it
+            except OSError:
+                break
+
+
+def write_manifest(table_dir: Path, manifest: Manifest) -> None:
+    write_json_atomic(table_dir / MANIFEST, dataclasses.asdict(manifest))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_manifest(table_dir: str | os.PathLike) -> Manifest:
+    """Load and validate a table's manifest; StoreError if missing, corrupt or unknown."""
+    tdir = Path(table_dir)
+    path = tdir / MANIFEST
+    if not tdir.is_dir():
+        raise StoreError(f"{tdir}: no such table directory")
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        inside = tables_in(tdir)
+        if inside:
+            raise StoreError(
+                f"{tdir} is a data directory holding tables {', '.join(inside)}; "
+                f"give one of them, e.g. {tdir / next(iter(inside))}"
+            ) from None
+        raise StoreError(
+            f"{tdir}: no manifest.json (the table was never completely built; "
+            "run `wisconsin generate` again to finish it)"
+        ) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise StoreError(f"{path}: corrupt manifest ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema_version") != MANIFEST_VERSION:
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        raise StoreError(f"{path}: unknown manifest schema version {version!r}")
+    try:
+        m = jsonfields.read(Manifest, data, ranges=RANGES, strict=True)
+    except jsonfields.FieldError as exc:
+        raise StoreError(f"{path}: not a valid manifest: {exc}") from None
+    if m.kind not in KINDS:
+        raise StoreError(
+            f"{path}: not a valid manifest: kind is {m.kind!r}, not one of {', '.join(KINDS)}"
+        )
+    if (
+        len(m.parts) != m.partitions
+        or [p.index for p in m.parts] != list(range(m.partitions))
+        or sum(p.rows for p in m.parts) != m.rows
+    ):
+        raise StoreError(f"{path}: corrupt manifest (partitions do not add up)")
+    checksum_of(m)  # a hash this version cannot compute is said here, once, for every command
+    if not m.table_id:
+        ident = (m.kind, m.rows, m.partitions, m.seed, m.generator_version)
+        m = dataclasses.replace(m, table_id=derived_table_id(*ident))
+    return m
+
+
+def tables_in(data_dir: str | os.PathLike) -> dict[str, tuple[str, int]]:
+    """Complete tables under a data directory: {"F4": ("F", 4), ...}, F before G, by P."""
+    found = {}
+    root = Path(data_dir)
+    if root.is_dir():
+        for d in root.iterdir():
+            kind, count = d.name[:1], d.name[1:]
+            if kind in KINDS and count.isdigit() and (d / MANIFEST).is_file():
+                found[d.name] = (kind, int(count))
+    return dict(sorted(found.items(), key=lambda item: item[1]))
+
+
+def partition_path(table_dir: str | os.PathLike, part: PartitionInfo) -> Path:
+    return Path(part.path) if part.path else Path(table_dir) / part.file
+
+
+def verify_partition(
+    path: str, part: dict, table: str = TABLE, checksum: str = STORAGE["checksum"]
+) -> list[str]:
+    """Re-read one table of a partition file in full and compare its content digest with
+    the manifest entry; return problems (the deep check)."""
+    import duckdb
+
+    p = PartitionInfo(**part)
+    con, problems = _open_checked(path, p)
+    if con is None:
+        return problems
+    try:
+        problems = _shape_problems(con, p, table)
+        if problems:
+            return problems
+        reader = con.sql(f"SELECT * FROM {table} ORDER BY unique2").to_arrow_reader(65536)
+        if content_digest(reader, checksum) != p.checksum:
+            problems.append(f"partition {p.index}: {table} content differs from the manifest")
+        return problems
+    except duckdb.Error as exc:
+        return [f"partition {p.index}: {table} unreadable ({_first_line(exc)})"]
+    finally:
+        con.close()
+
+
+def _open_checked(path: str, p: PartitionInfo):
+    """(read-only connection, []) to a partition file, or (None, [the one-line problem])."""
+    import duckdb
+
+    if not Path(path).is_file():
+        return None, [f"partition {p.index}: file {path} is missing"]
+    try:
+        con = duckdb.connect(path, read_only=True, config={"threads": 1})
+    except duckdb.Error as exc:
+        return None, [f"partition {p.index}: cannot open {path} ({_first_line(exc)})"]
+    con.execute("SET enable_progress_bar = false")
+    return con, []
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _shape_problems(con, p: PartitionInfo, table: str) -> list[str]:
+    rows, lo, hi = con.execute(
+        f"SELECT count(*), min(unique2), max(unique2) FROM {table}"
+    ).fetchall()[0]
+    if rows != p.rows or (rows and (lo != p.lo or hi != p.hi - 1)):
+        return [
+            f"partition {p.index}: {table} holds {rows} rows with keys {lo}..{hi}, "
+            f"manifest says {p.rows} rows with keys {p.lo}..{p.hi - 1}"
+        ]
+    return []
+
+
+# The database file layout of DuckDB 2.0 (storage format v1.x): three 4 KiB headers, then
+# blocks of `block_size` bytes, each a little-endian uint64 checksum of the rest of the block.
+_BLOCK_START = 3 * 4096
+_CHECKSUM_MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)
+_SAMPLE_ROWS = 8  # rows compared with the generator at each end and in the middle
+# Data blocks of each table of a partition whose checksums the check before timing reads: all
+# of a table up to 128 blocks (32 MiB), else 128 spread evenly from its first to its last. So
+# a run's start-up does not grow with the table (reading every block was most of its growth,
+# 5.26x from 1 M to 8 M rows: docs/storage.md). DuckDB checksums every block it reads anyway,
+# so a damaged block outside the sample stops the query that reads it, in one line; `info`
+# reads every block.
+CHECK_BLOCKS = 128
+DELTA = 117  # the update's delta (queries.UPDATE_DELTA): store does not import the queries
+
+
+def _bad_blocks(path: str, block_size: int, blocks: Iterable[int]) -> list[int]:
+    """Blocks whose stored checksum differs from DuckDB's checksum of their bytes
+    (XOR of every 64-bit word times a constant, seeded with 5381). Reads each block once,
+    without decoding it: I/O-bound."""
+    bad = []
+    with open(path, "rb") as fh:
+        for b in sorted(blocks):
+            fh.seek(_BLOCK_START + b * block_size)
+            buf = fh.read(block_size)
+            if len(buf) != block_size:
+                bad.append(b)
+                continue
+            stored = np.frombuffer(buf, "<u8", count=1)[0]
+            words = np.frombuffer(buf, "<u8", offset=8)
+            with np.errstate(over="ignore"):
+                got = np.bitwise_xor.reduce(words * _CHECKSUM_MULTIPLIER) ^ np.uint64(5381)
+            if got != stored:
+                bad.append(b)
+    return bad
+
+
+def _sample_keys(p: PartitionInfo) -> list[tuple[int, int]]:
+    mid = p.lo + p.rows // 2
+    ranges = [(p.lo, p.lo + _SAMPLE_ROWS), (mid, mid + _SAMPLE_ROWS), (p.hi - _SAMPLE_ROWS, p.hi)]
+    return [(max(lo, p.lo), min(hi, p.hi)) for lo, hi in ranges]
+
+
+def spread(blocks: list[int], count: int | None) -> list[int]:
+    """All of blocks (sorted) if count is None or covers them, else count of them spread
+    evenly from the first to the last."""
+    ordered = sorted(blocks)
+    if count is None or len(ordered) <= count:
+        return ordered
+    if count <= 1:
+        return ordered[:count]
+    last = len(ordered) - 1
+    return [ordered[round(i * last / (count - 1))] for i in range(count)]
+
+
+def check_partition(
+    path: str,
+    part: dict,
+    n: int,
+    seed: int,
+    tables: tuple[str, ...],
+    drift: bool = True,
+    blocks_per_table: int | None = None,
+) -> list[str]:
+    """The cheap check (docs/storage.md): the file exists; DuckDB opens it (its headers and
+    metadata blocks are checksummed as they are read); each table has the manifest's row
+    count and key range; rows at both ends and in the middle equal the generator's (so the
+    file belongs to this table: n, seed, P, generator version); each table's data blocks
+    (every one, or blocks_per_table of them spread over the table: the check before timing
+    passes CHECK_BLOCKS) pass DuckDB's own block checksum, read raw; and, if drift, column
+    four is in its generated domain 0..3 (no update left applied or undone twice).
+    Returns problems, one line each."""
+    import duckdb
+
+    p = PartitionInfo(**part)
+    con, problems = _open_checked(path, p)
+    if con is None:
+        return problems
+    try:
+        block_size = con.execute("SELECT block_size FROM pragma_database_size()").fetchall()[0][0]
+        problems: list[str] = []
+        for table in tables:
+            problems += _shape_problems(con, p, table)
+            if problems:
+                return problems
+            blocks = con.execute(
+                f"SELECT list_distinct(flatten(list([block_id] || additional_block_ids))) "
+                f"FROM pragma_storage_info('{table}') WHERE block_id >= 0"
+            ).fetchall()[0][0]
+            checked = spread(blocks or [], blocks_per_table)
+            bad = _bad_blocks(path, block_size, checked)
+            if bad:
+                return [
+                    f"partition {p.index}: {table} is corrupt ({len(bad)} of {len(checked)} "
+                    f"blocks checked fail their checksum, first block {bad[0]})"
+                ]
+            # While an interrupted update is pending, `four` may still hold +-117 (recovery
+            # settles it): compare it modulo the update's delta then.
+            cols = "*" if drift else f"* REPLACE (((four % {DELTA}) + {DELTA}) % {DELTA} AS four)"
+            for lo, hi in _sample_keys(p):
+                want = content_digest(generator.generate(n, seed, lo, hi))
+                got = content_digest(
+                    con.sql(
+                        f"SELECT {cols} FROM {table} WHERE unique2 >= {lo} AND unique2 < {hi} "
+                        "ORDER BY unique2"
+                    ).to_arrow_reader(65536)
+                )
+                if got != want:
+                    return [
+                        f"partition {p.index}: {table} rows {lo}..{hi - 1} are not this table's "
+                        "generated rows (a foreign or modified partition)"
+                    ]
+        if drift:
+            out = con.execute(
+                f"SELECT count(*) FROM {tables[0]} WHERE four NOT BETWEEN 0 AND 3"
+            ).fetchall()[0][0]
+            if out:
+                problems.append(
+                    f"partition {p.index}: {out} rows of {tables[0]} have four outside 0..3 "
+                    "(an update was left applied)"
+                )
+        return problems
+    except duckdb.Error as exc:
+        return [f"partition {p.index}: unreadable ({_first_line(exc)})"]
+    finally:
+        con.close()
+
+
+def _check_args(m: Manifest, table_dir, p: PartitionInfo, deep: bool):
+    return str(partition_path(table_dir, p)), dataclasses.asdict(p), m, deep
+
+
+def check_one(
+    path: str,
+    part: dict,
+    m: Manifest,
+    deep: bool,
+    drift: bool = True,
+    blocks_per_table: int | None = None,
+) -> list[str]:
+    """Both tables of one partition file: the cheap check, and the deep one if asked."""
+    tables = (m.table, m.copy_table)
+    problems = check_partition(path, part, m.rows, m.seed, tables, drift, blocks_per_table)
+    if deep and not problems:
+        for table in tables:
+            problems += verify_partition(path, part, table, checksum_of(m))
+    return problems
+
+
+def check_partitions(
+    table_dir: str | os.PathLike,
+    m: Manifest,
+    deep: bool = False,
+    jobs: int | None = None,
+    blocks_per_table: int | None = None,
+) -> dict[int, list[str]]:
+    """{partition: problems} for every local partition of the table (in parallel); a
+    partition on a cluster worker's disk is not checked here. deep adds the full content
+    digest of both tables; blocks_per_table bounds the blocks checksummed (None: all). The
+    drift check is left to recovery while an interrupted update is pending in the table's
+    _txlog (recovery verifies full digests)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pending = (Path(table_dir) / "_txlog").is_dir() and any(
+        (Path(table_dir) / "_txlog").glob("*.json")
+    )
+    local = [p for p in m.parts if not p.worker]
+    jobs = jobs or min(len(local), os.cpu_count() or 1) or 1
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {
+            p.index: pool.submit(
+                check_one, *_check_args(m, table_dir, p, deep), not pending, blocks_per_table
+            )
+            for p in local
+        }
+        return {i: f.result() for i, f in futures.items()}
+
+
+def check_table(table_dir: str | os.PathLike, m: Manifest | None = None) -> Manifest:
+    """Before a table is timed: StoreError in one line naming the first damaged, missing
+    or foreign partition (and how to repair it). Checksums at most CHECK_BLOCKS blocks per
+    table per partition, so the check does not grow with the table."""
+    m = m or read_manifest(table_dir)
+    found = check_partitions(table_dir, m, blocks_per_table=CHECK_BLOCKS)
+    problems = {i: ps for i, ps in found.items() if ps}
+    if problems:
+        first = problems[min(problems)][0]
+        more = f" ({len(problems)} partitions damaged)" if len(problems) > 1 else ""
+        raise StoreError(
+            f"{m.name}: {first}{more}; nothing was timed. Repair it with "
+            f"`wisconsin repair {table_dir}`"
+        )
+    return m
+
+
+# Shared: it opens partitions read-only, which would make a run's update fail to open them.
+@lock.locked("table_dir", shared=True, table=True)
+def verify_table(table_dir: str | os.PathLike, deep: bool = False) -> tuple[Manifest, list[str]]:
+    """Read the manifest and check every local partition file against it (deep: also
+    the full content digest of both tables)."""
+    m = read_manifest(table_dir)
+    found = check_partitions(table_dir, m, deep=deep)
+    return m, [line for i in sorted(found) for line in found[i]]
+
+
+@lock.locked("table_dir", shared=True, table=True)  # as verify_table
+def export_parquet(table_dir: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:
+    """Write each local partition to out_dir/part-NNN.parquet (key order): all or none, and
+    none if any exists (outputs.write_all)."""
+    import duckdb
+
+    from wisconsin.outputs import write_all
+
+    m = read_manifest(table_dir)
+    sources = []
+    for p in m.parts:
+        src = partition_path(table_dir, p)
+        if p.worker or not src.is_file():
+            raise StoreError(f"partition {p.index} is not on this machine ({src}); export it there")
+        sources.append(src)
+
+    def copy(i: int, tmp: Path) -> None:
+        con = duckdb.connect(str(sources[i]), read_only=True, config={"threads": 1})
+        try:
+            con.execute(
+                f"COPY (SELECT * FROM {m.table} ORDER BY unique2) TO '{tmp}' "
+                "(FORMAT parquet, COMPRESSION zstd)"
+            )
+        finally:
+            con.close()
+
+    targets = [Path(out_dir) / f"part-{p.index:03d}.parquet" for p in m.parts]
+    return write_all(targets, copy, error=StoreError)

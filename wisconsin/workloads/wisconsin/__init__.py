@@ -1,0 +1,1 @@
+"""The Wisconsin benchmark: queries, answers, Tandem's reference, presets, reports, audit rules."""

@@ -1,0 +1,253 @@
+"""The main job: generate (or reuse) the preset's F and G tables, run all five queries at
+every partition count, write the report and the figures next to the run file."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from wisconsin import WisconsinError, cluster, engines, outputs, store
+from wisconsin.analysis.schedule import OVERHEAD_MULTIPLE_MIN
+from wisconsin.builds import Progress, build_tables, cost
+from wisconsin.measure.runner import RunOptions, default_run_path, run
+from wisconsin.runfiles.runfile import Run
+from wisconsin.store import TableSpec, generator, lock
+from wisconsin.workloads.wisconsin import plots, report
+from wisconsin.workloads.wisconsin.presets import Preset, get_preset
+
+CALIBRATED = "calibrated"  # bench's default: sizes from a probe of this machine
+BENCH_PARTITIONS = (1, 2, 4, 8, 16)
+DEFAULT_DISK_BUDGET = 10 * 2**30
+DEFAULT_TIME_BUDGET_S = 780.0  # generate + run + report, under 15 minutes with the probe
+# Untimed work per step of a round (open share, evict, empty statement, verify, undo):
+# ~0.3-1.5 s measured on the shared 2-core machine.
+STEP_OVERHEAD_S = 0.6
+# Cold cost of one round's queries on a table, in full-row scans of it: scan 1, select
+# ~1 (1% of rows spread over every block), average ~0.04, update ~0.05 + commit, join ~2
+# (two tables). Measured on 4 M rows: scan 2.5 s, average 0.10 s, update 0.13 s cold.
+ROUND_SCANS = 4.2
+GENERATE_ROWS_PER_S = 300_000.0  # both tables of a partition, 2 cores, measured
+SAFETY = 2.0  # sizes the shortest scan at SAFETY x the bound
+MIN_ROWS_PER_PARTITION = 1000  # the smallest G partition plan_sizes chooses
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The table sizes bench chose, and what it predicts for them."""
+
+    f_rows: int
+    g_rows: int  # per partition
+    partitions: tuple[int, ...]
+    disk_bytes: int
+    predicted_s: float  # generate + the minimum rounds
+    min_scan_s: float  # predicted cold scan at P = cores (the shortest headline scan)
+    bound_s: float  # 20 x the harness overhead at P <= cores
+    notes: tuple[str, ...]
+
+    @property
+    def preset(self) -> Preset:
+        return Preset(CALIBRATED, self.f_rows, self.g_rows, self.partitions, "calibrated")
+
+
+def plan_sizes(
+    probe,
+    *,
+    disk_budget: int,
+    time_budget_s: float,
+    partitions: tuple[int, ...] = BENCH_PARTITIONS,
+    rounds: int = 6,
+) -> Plan:
+    """Table sizes for this machine: the F scan at P = cores and the G1/G2 scans must last
+    SAFETY x 20 x the harness overhead at P <= cores; then as large as the disk and time
+    budgets allow (longer queries: the short ones, average and update, gain most)."""
+    cores = max(1, min(probe.cores, max(partitions)))
+    row_bytes = probe.table_bytes / probe.rows  # both tables of a partition
+    cold_rate = probe.cold_scan_rows_per_s or probe.scan_rows_per_s
+    overhead = probe.dispatch_s or 0.02
+    bound = OVERHEAD_MULTIPLE_MIN * overhead
+    # rows one partition must hold so its cold scan lasts SAFETY x bound
+    need = math.ceil(SAFETY * bound * cold_rate)
+    sum_p = sum(partitions)
+    steps = (2 * len(partitions) + 1) * 5
+
+    def cost(g: int) -> tuple[int, float]:
+        f = g * cores
+        rows = f * len(partitions) + g * sum_p  # F tables + G tables
+        disk = int(rows * row_bytes)
+        run_rows = rows + f  # + the single-thread baseline on F1
+        t = rows / GENERATE_ROWS_PER_S + rounds * (
+            steps * STEP_OVERHEAD_S + ROUND_SCANS * run_rows / cold_rate
+        )
+        return disk, t
+
+    g, notes = need, []
+    disk, t = cost(g)
+    if disk > disk_budget or t > time_budget_s:
+        notes.append(
+            f"the budgets do not allow tables long enough: {g:,} rows per partition need "
+            f"{disk / 2**30:.1f} GB and ~{t / 60:.0f} min (budgets {disk_budget / 2**30:.1f} "
+            f"GB, {time_budget_s / 60:.0f} min); using the largest that fit"
+        )
+    lo = MIN_ROWS_PER_PARTITION
+    if cost(lo)[0] > disk_budget:  # the smallest tables would not fit either: none fit
+        raise WisconsinError(_too_small(disk_budget, cost(lo)[0], partitions))
+    hi = max(g, lo) * 64
+    while hi - lo > max(1000, lo // 100):  # largest g within both budgets
+        mid = (lo + hi) // 2
+        d, tt = cost(mid)
+        if d <= disk_budget and tt <= time_budget_s:
+            lo = mid
+        else:
+            hi = mid
+    g = lo
+    disk, t = cost(g)
+    f = g * cores
+    min_scan = g / cold_rate
+    short = min_scan * 0.04  # the cold average, the shortest query
+    if short < bound:
+        notes.append(
+            f"average (cold ~{short * 1e3:.0f} ms at P = {cores}) stays below {bound * 1e3:.0f} ms "
+            f"= {OVERHEAD_MULTIPLE_MIN:.0f}x the harness overhead: it reads one column, and "
+            f"reaching the bound needs ~{bound / 0.04 * cold_rate * cores * row_bytes * len(partitions) / 2**30:.0f} GB of F tables"
+        )
+    return Plan(f, g, tuple(partitions), disk, t, min_scan, bound, tuple(notes))
+
+
+def _too_small(disk_budget: int, need: int, partitions) -> str:
+    return (
+        f"--disk-budget {cost.size(disk_budget)} is too small: the smallest tables bench would "
+        f"build ({MIN_ROWS_PER_PARTITION:,} rows per partition, P = "
+        f"{','.join(map(str, partitions))}) take about {cost.size(need)}; give a larger "
+        "--disk-budget, fewer --partitions, or a --preset"
+    )
+
+
+def check_disk_budget(disk_budget: int, partitions: tuple[int, ...]) -> None:
+    """Refuse a --disk-budget the smallest calibrated tables do not fit in (wisconsin.builds.cost's
+    file sizes), before the calibration probe writes anything."""
+    import psutil
+
+    cores = max(1, min(psutil.cpu_count(logical=True) or 1, max(partitions)))  # as the probe
+    g = MIN_ROWS_PER_PARTITION
+    need = sum(_table_bytes(g * cores, p) + _table_bytes(g * p, p) for p in partitions)
+    if need > disk_budget:
+        raise WisconsinError(_too_small(disk_budget, need, partitions))
+
+
+def _table_bytes(rows: int, partitions: int) -> int:
+    """Disk a table of rows in partitions takes (one size model for generate and bench)."""
+    return sum(
+        cost.file_bytes(hi - lo)
+        for lo, hi in (generator.partition_range(rows, p, partitions) for p in range(partitions))
+    )
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    run: Run
+    run_path: Path
+    report_path: Path
+    report_text: str
+    figures: tuple[Path, ...]
+    tables_reused: tuple[str, ...]
+    generate_s: float
+    html_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class DiskPlan:
+    new_bytes: int  # partition files still to generate
+    reused: tuple[str, ...]  # tables already complete in data_dir
+    free_bytes: int | None  # free space where data_dir is (None: on cluster workers)
+
+
+def disk_plan(specs, data_dir: str, on_cluster: bool = False) -> DiskPlan:
+    """How much disk bench's tables will take that is not taken yet, and what is free."""
+    import shutil
+
+    from wisconsin.store import MANIFEST
+
+    new, reused = 0, []
+    for s in specs:
+        if (Path(data_dir) / s.name / MANIFEST).is_file():
+            reused.append(s.name)
+        else:
+            new += _table_bytes(s.n, s.partitions)
+    where = Path(data_dir).absolute()
+    while not where.exists():
+        where = where.parent
+    free = None if on_cluster else shutil.disk_usage(where).free
+    return DiskPlan(new, tuple(reused), free)
+
+
+def preset_specs(preset: str | Preset, seed: int, kinds, partitions) -> list[TableSpec]:
+    p = preset if isinstance(preset, Preset) else get_preset(preset)
+    return [TableSpec(k, p.rows_for(k), n, seed) for k in kinds for n in partitions]
+
+
+@lock.locked("data_dir", create=True)
+def bench(
+    preset: str | Preset,
+    data_dir: str,
+    seed: int,
+    options: RunOptions,
+    progress: Progress | None = None,
+    worker_data: str | None = None,
+    deadline: float | None = None,
+    announce=None,
+) -> BenchResult:
+    """Generate + run + report + plot. options carries everything but the tables to use.
+
+    With options.engine.cluster the tables are generated in place on the cluster's workers
+    (worker_data: see wisconsin.cluster for where workers write). announce receives the
+    local build's cost line (wisconsin.builds.cost) before it starts.
+    """
+    p = preset if isinstance(preset, Preset) else get_preset(preset)
+    specs = [
+        TableSpec(k, p.rows_for(k), n, seed) for k in options.kinds for n in options.partitions
+    ]
+    # before the tables are built: a run file that cannot be written wastes the build
+    out_dir = default_run_path(options.out, options.mode).parent
+    store.check_writable(out_dir, f"--out {options.out}")
+    eng = options.engine
+    client = None
+    if eng.cluster:
+        engines.check_cluster(options.mode, eng.cluster)
+        client = cluster.connect(eng.cluster, eng.security, min(eng.timeout_s, 30.0))
+    try:
+        built = build_tables(
+            data_dir,
+            specs,
+            progress=progress,
+            announce=announce,
+            client=client,
+            worker_data=worker_data,
+            timeout=eng.timeout_s,
+        )
+    finally:
+        if client is not None:
+            client.close()
+    if deadline is not None:  # what is left of the bench's time budget is the run's
+        left = deadline - time.monotonic() - 20.0  # report and figures
+        options = replace(options, time_budget_s=max(1.0, left))
+    result, path = run(options, progress=progress)
+    text = report.render_report([result], "text")
+    report_path = path.with_suffix(".report.txt")
+    # Never a half-written page under its final name, never one a user had replaced.
+    outputs.write_all([report_path], lambda _i, tmp: tmp.write_text(text))
+    figures = plots.plot_run(result, path.parent, stem=path.stem)
+    html_path = path.with_suffix(".report.html")  # one self-contained page (issue 9)
+    html = report.render_report([result], "html")
+    outputs.write_all([html_path], lambda _i, tmp: tmp.write_text(html))
+    return BenchResult(
+        run=result,
+        run_path=path,
+        report_path=report_path,
+        report_text=text,
+        figures=tuple(figures),
+        tables_reused=built.reused_tables,
+        generate_s=built.seconds,
+        html_path=html_path,
+    )

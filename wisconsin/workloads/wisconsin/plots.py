@@ -1,0 +1,227 @@
+"""Speedup and scaleup figures of a run (matplotlib, Agg canvas: no display needed).
+
+Our ratios are relative to P0, the smallest partition count measured (1.00 at P0). The
+Tandem points are Table 2 as published, relative to P = 2 (the report's graphs double the
+speedups; we do not). Files are PNG and SVG, written under a temporary name and renamed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from wisconsin import WisconsinError
+from wisconsin.analysis.metrics import Point, as_runs, compute_points, machine_cores
+from wisconsin.outputs import write_all
+from wisconsin.runfiles.runfile import QUERIES, Run
+from wisconsin.workloads.wisconsin import tandem
+from wisconsin.workloads.wisconsin.report import group_runs, load_runs
+
+FORMATS = ("png", "svg")
+KIND_NAME = {"F": "speedup", "G": "scaleup"}
+TANDEM_STYLE = {"VLX": ("s", "#777777"), "CLX": ("^", "#b08040")}
+# Fixed SVG id salt and no date so re-plotting the same run gives the same SVG.
+_RC = {"svg.hashsalt": "wisconsin", "font.size": 9}
+
+
+def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) -> None:
+    """One panel: our ratios with CIs, ideal, hardware ceiling, Tandem's published ratios."""
+    pts = sorted(pts, key=lambda p: p.P)
+    label = tandem.QUERY_LABELS.get(query, query)
+    xs_all = {p.P for p in pts}
+    for system in tandem.SYSTEMS:
+        pub = tandem.published(system, kind, query)
+        if pub:
+            marker, color = TANDEM_STYLE[system]
+            xs = sorted(pub)
+            xs_all |= set(xs)
+            ax.plot(
+                xs,
+                [pub[x] for x in xs],
+                linestyle=":",
+                marker=marker,
+                color=color,
+                markersize=4,
+                label=f"Tandem {system} 1989 (rel. P=2)",
+            )
+    if pts:
+        P0 = pts[0].P0
+        xs = sorted(xs_all | {P0})
+        ideal = [x / P0 if kind == "F" else 1.0 for x in xs]
+        ax.plot(xs, ideal, color="black", linewidth=0.8, linestyle="--", label="ideal")
+        bounded = [p for p in pts if p.bound_ratio is not None]
+        if bounded:
+            ax.plot(
+                [p.P for p in bounded],
+                [p.bound_ratio for p in bounded],
+                color="#c03030",
+                linewidth=1.2,
+                linestyle="-.",
+                label="measured bound (best possible here)",
+            )
+        else:
+            ax.text(
+                0.98,
+                0.02,
+                "bound not available: no calibration",
+                transform=ax.transAxes,
+                ha="right",
+                va="bottom",
+                fontsize=6,
+                color="#c03030",
+            )
+        ys = [p.ratio.value for p in pts]
+        # Points without an interval (one repetition) get a zero-length bar, not a fake one.
+        lo = [
+            p.ratio.value - (p.ratio.lo if p.ratio.lo is not None else p.ratio.value) for p in pts
+        ]
+        hi = [
+            (p.ratio.hi if p.ratio.hi is not None else p.ratio.value) - p.ratio.value for p in pts
+        ]
+        ax.errorbar(
+            [p.P for p in pts],
+            ys,
+            yerr=[lo, hi],
+            marker="o",
+            color="#1f5fbf",
+            capsize=3,
+            label=f"measured (rel. P0={P0}, 95% CI)",
+        )
+        harness = [p for p in pts if p.harness or p.base_harness]
+        if harness:
+            ax.scatter(
+                [p.P for p in harness],
+                [p.ratio.value for p in harness],
+                s=90,
+                marker="x",
+                color="#808080",
+                zorder=6,
+                label="harness-dominated point or base (not headline)",
+            )
+        over = [p for p in pts if p.oversubscribed]
+        if over:
+            ax.scatter(
+                [p.P for p in over],
+                [p.ratio.value for p in over],
+                s=90,
+                facecolors="none",
+                edgecolors="#c03030",
+                linewidths=1.2,
+                zorder=5,
+                label="P > usable cores",
+            )
+    ax.set_xscale("log", base=2)
+    ticks = sorted(xs_all)
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.set_xlabel("partitions")
+    better = "higher" if kind == "F" else "lower"
+    ax.set_ylabel(f"{KIND_NAME[kind]} ratio ({better} is better)")
+    ax.set_title(f"{label} {KIND_NAME[kind]}")
+    ax.grid(True, linewidth=0.3)
+    if legend:
+        ax.legend(fontsize=7, loc="upper left")
+
+
+def _subtitle(runs: list[Run]) -> str:
+    run = runs[0]
+    cfg = run.config
+    where = f"cluster {cfg.cluster}" if cfg.cluster else run.environment.hostname
+    when = f"run {run.started_utc}" if len(runs) == 1 else f"{len(runs)} runs pooled"
+    cache = f", {cfg.cache}" if cfg.cache else ""
+    return (
+        f"{cfg.mode}, {where}, {machine_cores(run)} usable cores, DuckDB "
+        f"{run.environment.duckdb}{cache}, {cfg.repeat} reps, {when}"
+    )
+
+
+def write_figures(figs: Sequence[tuple[Path, Figure]], *, force: bool = False) -> list[Path]:
+    """Write each (path without suffix, figure) as PNG and SVG, all or none (outputs.write_all);
+    an existing file is refused unless force. Return the paths."""
+    todo = [
+        (fig, base.with_name(f"{base.name}.{ext}"), ext) for base, fig in figs for ext in FORMATS
+    ]
+
+    def draw(i: int, tmp: Path) -> None:
+        fig, _, ext = todo[i]
+        FigureCanvasAgg(fig)
+        meta = {"Date": None} if ext == "svg" else {"Software": None}
+        fig.savefig(tmp, format=ext, metadata=meta, dpi=110)
+
+    targets = [final for _, final, _ in todo]
+    return write_all(targets, draw, force=force, hint=" (plot --force replaces it)")
+
+
+def figures(runs: Run | Sequence[Run]) -> list[tuple[str, Figure]]:
+    """(name, figure) per query and kind, the overview grid, and a timeline per query."""
+    from wisconsin.reports.timeline import timeline_figures
+
+    runs = as_runs(runs)
+    points = compute_points(runs)
+    if not points:
+        raise WisconsinError("run has no timed measurements to plot")
+    queries = [q for q in QUERIES if any(p.query == q for p in points)]
+    kinds = [k for k in ("F", "G") if any(p.kind == k for p in points)]
+    out: list[tuple[str, Figure]] = []
+    with matplotlib.rc_context(_RC):
+        for kind in kinds:
+            for q in queries:
+                pts = [p for p in points if p.kind == kind and p.query == q]
+                if not pts:
+                    continue
+                fig = Figure(figsize=(5.5, 4.0))
+                ax = fig.add_subplot()
+                _draw(ax, kind, q, pts, legend=True)
+                fig.suptitle(_subtitle(runs), fontsize=7)
+                fig.tight_layout()
+                out.append((f"{KIND_NAME[kind]}-{q}", fig))
+        fig = Figure(figsize=(3.2 * len(queries), 3.0 * len(kinds)))
+        axes = fig.subplots(len(kinds), len(queries), squeeze=False)
+        for i, kind in enumerate(kinds):
+            for j, q in enumerate(queries):
+                pts = [p for p in points if p.kind == kind and p.query == q]
+                _draw(axes[i][j], kind, q, pts, legend=(j == 0))
+        fig.suptitle(_subtitle(runs), fontsize=9)
+        fig.tight_layout()
+        out.append(("overview", fig))
+        out += timeline_figures(runs)
+    return out
+
+
+def plot_run(
+    runs: Run | Sequence[Run],
+    out_dir: str | os.PathLike,
+    stem: str = "run",
+    *,
+    force: bool = False,
+) -> list[Path]:
+    """Write per-query speedup/scaleup figures, an overview grid and per-query timelines."""
+    out = Path(out_dir)
+    with matplotlib.rc_context(_RC):
+        return write_figures([(out / f"{stem}-{n}", f) for n, f in figures(runs)], force=force)
+
+
+def plot_files(
+    paths: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike | None = None,
+    *,
+    force: bool = False,
+) -> list[Path]:
+    """Plot run files next to the first of each configuration (or into out_dir), prefixed
+    with its file's stem; files of one configuration are pooled into one set of figures.
+    Every figure of every configuration is drawn before any is written."""
+    runs = load_runs(paths)
+    first = {id(r): Path(p) for p, r in zip(paths, runs, strict=True)}
+    figs: list[tuple[Path, Figure]] = []
+    for group in group_runs(runs):
+        p = first[id(group[0])]
+        stem = p.stem if len(group) == 1 else f"{p.stem}-pooled{len(group)}"
+        out = Path(out_dir) if out_dir is not None else p.parent
+        figs += [(out / f"{stem}-{name}", fig) for name, fig in figures(group)]
+    with matplotlib.rc_context(_RC):
+        return write_figures(figs, force=force)

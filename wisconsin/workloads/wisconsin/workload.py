@@ -1,0 +1,47 @@
+"""The Wisconsin benchmark as a workload (the first; see wisconsin.workloads).
+
+Where its parts live: the schema and rows in wisconsin.generator (docs/schema.md), table
+builds in wisconsin.builds, the queries in wisconsin.workloads.wisconsin.queries (one entry each, with the SQL
+in queries/*.sql, the expected answer from wisconsin.store.expect and the check in
+wisconsin.workloads.wisconsin.verify), the measurement loop in wisconsin.measure.runner, run files in
+wisconsin.runfiles.runfile, and the metrics (speedup, batch scaleup) in wisconsin.analysis.metrics.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+DESCRIPTION = "the batch queries (speedup on F tables, batch scaleup on G tables)"
+
+
+def owns(path: str | os.PathLike) -> bool:
+    """The default workload: any run file no other workload claims."""
+    from wisconsin import workloads
+
+    return workloads.of_run(path) == "wisconsin"
+
+
+def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
+    from wisconsin.workloads.wisconsin.report import report_files
+
+    return report_files(paths, fmt)
+
+
+def plot_files(paths: Sequence[str | os.PathLike], out_dir=None, force: bool = False) -> list[Path]:
+    from wisconsin.workloads.wisconsin.plots import plot_files
+
+    return plot_files(paths, out_dir, force=force)
+
+
+def compare_files(a: Sequence, b: Sequence, force: bool = False, fmt: str = "text") -> str:
+    from wisconsin.workloads.wisconsin.compare import compare_files
+
+    return compare_files(list(a), list(b), force=force, fmt=fmt)
+
+
+def audit_file(path: str | os.PathLike) -> list:
+    from wisconsin.workloads.wisconsin.audit import audit_file
+
+    return audit_file(path)
