@@ -1,0 +1,262 @@
+"""Goldens of the CLI as it was before the package's modules moved into sub-packages.
+
+They freeze what `wisconsin` prints (and which run files it still reads) so that the move
+can be shown to change nothing. Everything goes through ``wisconsin.cli.cli`` and the
+command line alone: no other module of the package is imported or patched here, because
+those are the modules that move.
+
+``test_bench_tiny_golden`` runs ``wisconsin bench --preset tiny --repeat 1`` (80-120 s on
+a shared 2-core VM, so it is marked slow, but it runs by default) and compares its stdout,
+after ``mask_bench``, with tests/golden/bench_tiny.txt; stderr (progress lines in the
+rounds' clock-seeded order) is checked for every (round, table, query) step instead. The
+golden is the masked stdout of ``python -m wisconsin bench`` at the pre-move commit; two
+such runs and this test's run masked to the same text. ``mask_bench`` replaces only what
+differs between two runs on one machine, or between machines:
+
+* measured numbers: every ratio cell of the speedup/scaleup tables of our rows becomes
+  ``<R>`` together with its ``h``/``b`` (harness-dominated), ``~`` (wide interval) and
+  ``*`` (oversubscribed: depends on the core count) markers, which follow from timings or
+  cores; a ``?`` (an answer failed verification) is kept, since it must never appear. The
+  Tandem and Ideal rows are published constants and stay. The median-time, causes and
+  scalability tables keep their table, query, partition and ``-`` cells; their floats
+  become ``<F>``. The round trip, worker start-up, storage/memory read rates, dispatch
+  times and ``bench took N s`` are masked;
+* which points are harness-dominated follows from timings (two runs differed at scan P=2
+  and join G4): the point list of the ``(h):`` note and of ``P = ... left out of the
+  fits``, and the number of points in ``too few points: N beyond P0``, are masked (the
+  lines stay: at these sizes P = 8 and 16 are always harness-dominated); the ``(b):``
+  note and ``Points at P = ... are fitted with more threads than cores`` appear in some
+  runs and not in others, so those lines are dropped;
+* time: ISO timestamps, and the run file's ``<stamp>-<host>`` name;
+* the machine: free disk, the build estimate's duration, workers and memory (from cores
+  and RAM), host name, core counts, RAM, the DuckDB memory limit (from RAM), CPU model,
+  OS, the git commit, library versions, the stream counts of the storage probe (1 and one
+  per core), and the ``Memory:`` lines that say whether the kernel has free page
+  reporting or DAMON pageout (present on some machines only);
+* paths: the --data and --out directories become ``<DATA>`` and ``<OUT>``;
+* column widths, which follow the masked values: runs of 2+ spaces become two spaces and
+  the dashes of a table's rule become ``---`` per column.
+
+Kept: the order of every line, every heading and its rule, query and table names,
+partition counts, row counts, table sizes, the notes' words, the Tandem numbers, the
+verdict words (``too few points``, ``not recorded``, ``bound not available``...), the
+count of figures and the estimated size of the tables.
+
+The run-file tests feed two run files written by the pre-move code
+(tests/fixtures/mainline/, see its README.md) to ``report`` (text and json) and ``audit``,
+and compare the exit codes and the outputs with what the pre-move code gave (the goldens
+beside the fixtures). Report and audit only read the run file, so nothing is masked; the
+json report is compared parsed, floats to 9 significant digits.
+
+WISCONSIN_REGEN_GOLDEN=1 rewrites the golden files (only after an intended change).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from wisconsin.cli import cli
+
+HERE = Path(__file__).parent
+GOLDEN = HERE / "golden"
+REGEN = os.environ.get("WISCONSIN_REGEN_GOLDEN") == "1"
+
+# Run files written by the pre-move code (commit d8272e34679591f1b9a62f8f7c14739b4b0f374e;
+# tests/fixtures/mainline/README.md says how), their schema version, and the exit codes
+# that code gave for `report`, `report --format json` and `audit` of each.
+FIXTURES = {
+    "wisconsin-run.json": {"schema": 2, "report": 0, "json": 0, "audit": 1},
+    "debitcredit-run.json": {"schema": 1, "report": 0, "json": 0, "audit": 0},
+}
+
+QUERY_LABELS = ("Table Scan", "Select & Insert", "Average", "Update", "Join")
+_FLOAT = re.compile(r"\d+\.\d+")
+# A ratio cell: '1.93', '1.93 [1.85-2.01]', '(0.77)h', with markers ~ * ? ! after it.
+_RATIO = re.compile(r"\(?\d+\.\d+(?: \[\d+\.\d+-\d+\.\d+\])?\)?[hb]?([~*?!]*)")
+_QUERY_ROW = re.compile(rf"^({'|'.join(map(re.escape, QUERY_LABELS))})\b")
+
+
+def _invoke(args: list[str]):
+    """The CLI's result; a crash fails here, not as exit code 1 (CliRunner's code for an
+    exception, which is also what `audit` exits with when a rule fails)."""
+    result = CliRunner().invoke(cli, args)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        result.output,
+        result.exception,
+    )
+    return result
+
+
+def _golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if REGEN:
+        path.write_text(text)
+    assert text == path.read_text()
+
+
+def _ratio_cell(m: re.Match) -> str:
+    return "<R>" + ("?" if "?" in m.group(1) else "")
+
+
+def mask_bench(text: str, data: str | os.PathLike, out: str | os.PathLike) -> str:
+    """The bench's stdout without what varies between runs and machines (module docstring)."""
+    text = text.replace(str(Path(out).absolute()), "<OUT>")
+    text = text.replace(str(Path(data).absolute()), "<DATA>")
+    text = re.sub(
+        r"\d{8}T\d{6}Z-[^\s/]*?-(shared-nothing|shared-memory)", r"<STAMP>-<HOST>-\1", text
+    )
+    text = re.sub(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "<TIME>", text)
+    lines = []
+    section = ""
+    raw = text.split("\n")
+    for i, line in enumerate(raw):
+        nxt = raw[i + 1] if i + 1 < len(raw) else ""
+        if nxt and set(nxt) == {"="} and line:
+            section = line
+        # header and trailer
+        line = re.sub(r"[\d.]+ [KMGT]?B free", "<FREE> free", line)
+        line = re.sub(
+            r"~[\d.]+ (s|min|h) to build with \d+ workers?, ~[\d.]+ [KMGT]?B peak",
+            "~<DURATION> to build with <N> workers, ~<MEM> peak",
+            line,
+        )
+        if line.startswith("Hosts:"):
+            line = re.sub(
+                r"^Hosts:(\s+)\S+ \(\d+ cores, [\d.]+ GiB,",
+                r"Hosts:\1<HOST> (<N> cores, <MEM>,",
+                line,
+            )
+        line = re.sub(r"^Cores:(\s+)\d+ usable on \S+$", r"Cores:\1<N> usable on <HOST>", line)
+        line = re.sub(r"^Cores:(\s+)\d+$", r"Cores:\1<N>", line)
+        line = re.sub(r"^(CPU|OS):(\s+).*$", r"\1:\2<\1>", line)
+        if line.startswith("Versions:"):
+            line = re.sub(r"\(git [^)]*\)", "(git <COMMIT>)", line)
+            line = re.sub(r"\b(DuckDB|Python|pyarrow|numpy|dask) [^\s,]+", r"\1 <V>", line)
+        line = re.sub(r"memory limit \S+$", "memory limit <MEM>", line)
+        if line.startswith("Memory:") and section == "Wisconsin speedup and scaleup report":
+            continue  # free page reporting / DAMON pageout: a property of the host kernel
+        line = re.sub(r"^Round trip:(\s+)[\d.]+ ms", r"Round trip:\1<MS> ms", line)
+        line = re.sub(r"workers started once in [\d.]+ s", "workers started once in <S> s", line)
+        line = re.sub(r"^bench took \d+ s", "bench took <S> s", line)
+        # the speedup and scaleup tables and their notes
+        if section.startswith(("Speedup (F tables)", "Scaleup (G tables)")):
+            if line.startswith("(b):"):
+                continue
+            line = re.sub(r"(not a headline number: ).*\.$", r"\1<POINTS>.", line)
+            if row := _QUERY_ROW.match(line):
+                label = row.group(0)
+                line = label + _RATIO.sub(_ratio_cell, line[len(label) :])
+        elif section.startswith(("Median elapsed time", "Causes of bending")):
+            if not line.startswith(("Coordinator", "Efficiency", "Start delay", "Interference")):
+                line = _FLOAT.sub("<F>", line)
+        elif section == "Machine profile":
+            line = re.sub(r"^(Storage read|Memory read):(\s+)[\d.]+ GB/s", r"\1:\2<F> GB/s", line)
+            line = re.sub(r"P=(\d+) [\d.]+", r"P=\1 <F>", line)
+            line = re.sub(r"the best of \[[\d, ]+\]", "the best of [<STREAMS>]", line)
+            line = re.sub(r"\((\d+: \d+ MB/s(, )?)+\)$", "(<RATES>)", line)
+        elif section == "Scalability card":
+            if line.startswith("Points at P = "):
+                continue
+            if _QUERY_ROW.match(line):
+                line = _FLOAT.sub("<F>", line)
+            line = re.sub(r"too few points: \d+ beyond P0", "too few points: <N> beyond P0", line)
+            line = re.sub(
+                r": P = [\d,]+ left out of the fits", ": P = <PS> left out of the fits", line
+            )
+        # column widths follow the masked values
+        if line and set(line) <= {"-", " "} and "--" in line:
+            line = re.sub(r"-+", "---", line)
+        line = re.sub(r" {2,}", "  ", line)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+@pytest.mark.slow
+def test_bench_tiny_golden(tmp_path):
+    data, out = tmp_path / "data", tmp_path / "out"
+    args = ["bench", "--preset", "tiny", "--repeat", "1", "--data", str(data), "--out", str(out)]
+    result = _invoke(args)
+    assert result.exit_code == 0, (result.output, result.stderr)
+    _golden("bench_tiny.txt", mask_bench(result.stdout, data, out))
+    # stderr: timestamped progress lines, in the rounds' clock-seeded order; each
+    # (round, table, query) appears once.
+    steps = re.findall(
+        r"^\[\d\d:\d\d:\d\d\] (shared-nothing [^:]+: [FG]\d+/\w+): ", result.stderr, re.M
+    )
+    expected = {
+        f"shared-nothing {r}: {k}{p}/{q}"
+        for r in ("warm-up round", "round 1")
+        for k in "FG"
+        for p in (2, 4, 8, 16)
+        for q in ("scan", "select", "average", "update", "join")
+    }
+    assert set(steps) == expected
+    assert "F2, F4, F8, F16, G2, G4, G8, G16: 230,000/230,000 (100%)" in result.stderr
+    # one run file, its report beside it
+    runs = sorted(out.glob("*.json"))
+    assert len(runs) == 1 and runs[0].with_suffix(".report.txt").exists()
+
+
+def _expect(path: Path, text: str) -> str:
+    """The golden beside a fixture, rewritten first when WISCONSIN_REGEN_GOLDEN=1."""
+    if REGEN:
+        path.write_text(text)
+    return path.read_text()
+
+
+def _rounded(x):
+    """JSON with every float to 9 significant digits: the json report's floats come out of
+    numpy/scipy arithmetic, whose last bits may differ between library builds."""
+    if isinstance(x, float):
+        return float(f"{x:.9g}")
+    if isinstance(x, dict):
+        return {k: _rounded(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_rounded(v) for v in x]
+    return x
+
+
+@pytest.fixture(params=sorted(FIXTURES))
+def mainline(request):
+    """(path, expected exit codes) of one run file written before the move."""
+    path = request.config.rootpath / "tests/fixtures/mainline" / request.param
+    return path, FIXTURES[request.param]
+
+
+def test_mainline_fixture_is_the_recorded_version(mainline):
+    path, expected = mainline
+    raw = json.loads(path.read_text())
+    assert raw["schema_version"] == expected["schema"]
+    assert raw.get("workload", "wisconsin") == path.stem.removesuffix("-run")
+
+
+def test_mainline_report_text(mainline):
+    path, expected = mainline
+    result = _invoke(["report", str(path)])
+    assert result.exit_code == expected["report"], (result.output, result.exception)
+    assert result.stderr == ""
+    # a report only reads its run file: nothing of it depends on this machine or the time
+    assert result.stdout == _expect(path.with_suffix(".report.txt"), result.stdout)
+
+
+def test_mainline_report_json(mainline):
+    path, expected = mainline
+    result = _invoke(["report", "--format", "json", str(path)])
+    assert result.exit_code == expected["json"], (result.output, result.exception)
+    assert result.stderr == ""
+    golden = _expect(path.with_suffix(".report.json"), result.stdout)
+    assert _rounded(json.loads(result.stdout)) == _rounded(json.loads(golden))
+
+
+def test_mainline_audit(mainline):
+    path, expected = mainline
+    result = _invoke(["audit", str(path)])
+    assert result.exit_code == expected["audit"], (result.output, result.exception)
+    assert result.stderr == ""
+    assert result.stdout == _expect(path.with_suffix(".audit.txt"), result.stdout)
