@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from wisconsin import WisconsinError
+from wisconsin import WisconsinError, atomic
 
 # The lists of open published() blocks: each file write_all publishes is added to every one.
 _records: list[list[Path]] = []
@@ -100,29 +100,29 @@ def _publish(
     staged: list[Path] = []
     written: list[Path] = []
     current = targets[0] if targets else None  # the file being written, for an error
-    renaming: tuple[Path, Path] | None = None  # (tmp, final) once its rename may have happened
+    # (final, the staged file's identity) once its publishing may have happened
+    renaming: tuple[Path, tuple[int, int]] | None = None
     try:
         # Writing is the slow part: all of it happens under temporary names first, so a ^C
         # then leaves nothing; publishing is a rename per file.
         for i, final in enumerate(targets):
             current = final
-            tmp = final.with_name(f".{final.stem}.tmp-{os.getpid()}{final.suffix}")
+            tmp = atomic.temp_path(final)
             staged.append(tmp)
             write(i, tmp)
         for tmp, final in zip(staged, targets, strict=True):
             current = final
-            renaming = (tmp, final)
-            if force:
-                os.replace(tmp, final)
-            else:
-                # link() fails if the target appeared since the check: no silent overwrite.
-                os.link(tmp, final)
+            st = os.stat(tmp)
+            renaming = (final, (st.st_dev, st.st_ino))
+            # Without force, link() fails if the target appeared since the check: no silent
+            # overwrite.
+            atomic.publish(tmp, final, overwrite=force)
             written.append(final)
             note_published(final)
     except BaseException as exc:
         # A ^C right after a rename, before it was noted: that file is in place all the same.
-        if renaming and renaming[1] not in written and _renamed(*renaming, force=force):
-            written.append(renaming[1])
+        if renaming and renaming[0] not in written and _is_file(*renaming):
+            written.append(renaming[0])
         if not force:  # each was created by this call (link() is exclusive): take them back
             for final in written:
                 final.unlink(missing_ok=True)
@@ -131,8 +131,10 @@ def _publish(
             record[:] = [f for f in record if f not in targets] + written
         # With force the old files are gone either way: the replacements stay, named.
         exc.written = written  # type: ignore[attr-defined]  # read by the CLI's ^C line
-        if isinstance(exc, FileExistsError):
+        if isinstance(exc, (FileExistsError, atomic.AlreadyExistsError)):
             raise error(f"{current} already exists; not overwriting it{hint}") from None
+        if isinstance(exc, atomic.WriteError):
+            raise error(str(exc)) from None
         if isinstance(exc, OSError):
             raise error(f"cannot write {current}: {exc.strerror or exc}") from None
         raise
@@ -142,11 +144,10 @@ def _publish(
     return written
 
 
-def _renamed(tmp: Path, final: Path, *, force: bool) -> bool:
-    """Whether tmp was renamed to final (linked; replaced: tmp is gone, final is there)."""
+def _is_file(final: Path, identity: tuple[int, int]) -> bool:
+    """Whether final is the staged file of that (st_dev, st_ino): renamed or linked there."""
     try:
-        if force:
-            return not os.path.lexists(tmp) and os.path.lexists(final)
-        return os.path.samefile(tmp, final)
-    except OSError:  # either missing: not linked
+        st = os.stat(final)
+    except OSError:  # missing: not published
         return False
+    return (st.st_dev, st.st_ino) == identity
