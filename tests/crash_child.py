@@ -12,6 +12,7 @@ from wisconsin.engines import commit
 from wisconsin.engines.base import EngineConfig, Fault
 from wisconsin.measure.runner import make_engine
 from wisconsin.store import read_manifest
+from wisconsin.workloads.wisconsin import queries
 
 UPDATE, UNDO = "uupdate0000000001", "uundo000000000001"
 
@@ -39,12 +40,12 @@ def main() -> None:
     commit.DecisionLog.decide = decide_and_halt
     # partial commit: partition 1 stalls in its commit while the others commit
     stall = Fault(part=1, phase="commit", action="sleep", seconds=600)
-    undo = engine.statements("update", m, "full-row", delta=-117)
+    undo = engine.statements(queries.get("update"), m, "full-row", delta=-117)
     with commit.update_pair(table, UPDATE, UNDO, undo):
         if point == "update-partial-commit":
             engine.config = replace(engine.config, fault=stall)
             print(f"HALT {point}", flush=True)  # the stall is inside the update's commit
-        engine.update(UPDATE, engine.statements("update", m, "full-row"))
+        engine.update(UPDATE, engine.statements(queries.get("update"), m, "full-row"))
         halt("between-update-and-undo")
         if point == "undo-partial-commit":
             engine.config = replace(engine.config, fault=stall)

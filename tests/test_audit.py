@@ -10,6 +10,7 @@ from wisconsin.measure.runner import RunOptions, run
 from wisconsin.runfiles import runfile
 from wisconsin.store import TableSpec
 from wisconsin.workloads.wisconsin.audit import audit, audit_file
+from wisconsin.workloads.wisconsin.queries import CATALOG
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +19,12 @@ def run_path(tmp_path_factory):
     build_tables(data, [TableSpec("F", 3000, p, 7) for p in (1, 2)], jobs=2)
     out = tmp_path_factory.mktemp("runs") / "run.json"
     opts = RunOptions(
-        data_dir=str(data), mode="shared-memory", kinds=("F",), out=str(out), min_reps=5
+        catalog=CATALOG,
+        data_dir=str(data),
+        mode="shared-memory",
+        kinds=("F",),
+        out=str(out),
+        min_reps=5,
     )
     _, path = run(opts)
     return path
@@ -393,8 +399,14 @@ def test_the_methodology_names_only_what_the_code_has():
     text = Path("docs/methodology.md").read_text()
     named = re.findall(r"`(audit|runner|schedule|queries)\.(\w+)`", text)
     assert ("schedule", "round_seed") in named and ("runner", "DURABILITY") in named
+    home = {
+        "audit": "workloads.wisconsin.audit",
+        "runner": "measure.runner",
+        "schedule": "analysis.schedule",
+        "queries": "workloads.wisconsin.queries",
+    }
     for mod, attr in named:
-        assert hasattr(importlib.import_module(f"wisconsin.{mod}"), attr), f"{mod}.{attr}"
+        assert hasattr(importlib.import_module(f"wisconsin.{home[mod]}"), attr), f"{mod}.{attr}"
     # html.py renders audit(run); wisconsin.workloads.wisconsin.audit has no `check`
     assert "`check` when present" not in text and "`audit(run)`" in text
     assert not hasattr(importlib.import_module("wisconsin.workloads.wisconsin.audit"), "check")
@@ -462,13 +474,16 @@ def test_the_runner_refuses_a_scan_proven_cold_only_by_the_repetitions_total():
     from types import SimpleNamespace
 
     from wisconsin.measure.execution import ColdNotProven, check_cold
+    from wisconsin.workloads.wisconsin import queries
 
     sample = runfile.PartitionSample(0, 1.0, 1.0, 10, None, bytes_read=None, data_bytes=10**6)
     rep = runfile.Repetition(1, True, 1.0, 0, (sample,), round=1, bytes_read=1)
     target = SimpleNamespace(manifest=SimpleNamespace(name="F1"))
     with pytest.raises(ColdNotProven, match="not measurable"):
-        check_cold(target, "scan", "full-row", rep)
-    check_cold(target, "update", "", rep)  # the shared-memory update's total is its proof
+        check_cold(target, queries.get("scan"), "full-row", rep)
+    check_cold(
+        target, queries.get("update"), "", rep
+    )  # the shared-memory update's total is its proof
 
 
 # --- enough repetitions is the methodology's minimum, not the run's own

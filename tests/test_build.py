@@ -102,7 +102,8 @@ def test_the_dask_executor_builds_resumes_and_reuses_through_the_same_planner(tm
     from distributed import Client, Scheduler, SpecCluster, Worker
 
     from wisconsin.builds import build_tables
-    from wisconsin.store import TableSpec, verify_table
+    from wisconsin.store import TableSpec
+    from wisconsin.store.check import verify_table
 
     data, workers = tmp_path / "data", tmp_path / "workers"
     spec = TableSpec("F", 2000, 2, 5)

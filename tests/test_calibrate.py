@@ -8,6 +8,7 @@ import pytest
 
 from wisconsin.measure import calibrate
 from wisconsin.store import pagecache
+from wisconsin.workloads.wisconsin.queries import CATALOG
 
 
 def test_storage_read_rate_reads_the_evicted_file(tmp_path):
@@ -47,7 +48,10 @@ def test_memory_read_rate_is_plausible():
 
 @pytest.mark.parametrize("dispatch", [False, True])
 def test_probe_on_a_tiny_table(tmp_path, dispatch):
-    p = calibrate.probe(tmp_path, max_partitions=2, rows=20_000, repeats=2, dispatch=dispatch)
+    p = calibrate.probe(
+        tmp_path, max_partitions=2, scan=CATALOG.get("scan"), rows=20_000, repeats=2,
+        dispatch=dispatch,
+    )  # fmt: skip
     assert p.rows == 20_000 and p.table_bytes > 20_000 * 200
     assert p.scan_rows_per_s > 10_000
     assert p.memory_read_bytes_per_s > 1e8
@@ -58,5 +62,8 @@ def test_probe_on_a_tiny_table(tmp_path, dispatch):
     assert p.seconds < 60
     (table_file,) = tmp_path.glob("probe-20000x1/F1/*.duckdb")
     built = table_file.stat().st_mtime_ns
-    calibrate.probe(tmp_path, max_partitions=2, rows=20_000, repeats=1, dispatch=False)
+    calibrate.probe(
+        tmp_path, max_partitions=2, scan=CATALOG.get("scan"), rows=20_000, repeats=1,
+        dispatch=False,
+    )  # fmt: skip
     assert table_file.stat().st_mtime_ns == built  # the probe table is reused, not rebuilt

@@ -15,6 +15,7 @@ from wisconsin.builds import build_tables
 from wisconsin.engines import channel, commit, worker
 from wisconsin.engines.base import EngineConfig, Fault
 from wisconsin.engines.shared_nothing import SharedNothingEngine
+from wisconsin.workloads.wisconsin import queries
 
 KEY = b"k" * 32
 
@@ -125,7 +126,7 @@ def test_engine_times_statements_over_the_channel(table):
     try:
         assert eng.transport == "direct" and set(eng._links) == {0, 1}
         assert "direct socket" in eng.transport_note
-        step = eng.execute(eng.statements("average", m, "full-row"))
+        step = eng.execute(eng.statements(queries.get("average"), m, "full-row"))
         assert set(step.units) == {0, 1} and all(u.rows for u in step.units.values())
         # the listener is on the worker's own address, and the worker ran the statement
         assert {link.address[0] for link in eng._links.values()} == {"127.0.0.1"}
@@ -139,12 +140,12 @@ def test_engine_worker_exception_and_timeout_are_partition_failures(table):
     eng, m = _engine(table, timeout_s=1.5, fault=Fault(part=1, phase="run"))
     try:
         with pytest.raises(commit.PartitionFailure, match="partition 1 on part1: RuntimeError: "):
-            eng.execute(eng.statements("average", m, "full-row"))
+            eng.execute(eng.statements(queries.get("average"), m, "full-row"))
         eng.config = EngineConfig(
             memory_limit="128MB", timeout_s=1.5, fault=Fault(1, "run", "sleep", 3.0)
         )
         with pytest.raises(commit.PartitionFailure, match="TimeoutError: no answer") as err:
-            eng.execute(eng.statements("average", m, "full-row"))
+            eng.execute(eng.statements(queries.get("average"), m, "full-row"))
         assert err.value.parts == (1,) and "Dask logs" in str(err.value)
         # the timed-out link is replaced; the new call waits for the sleeping one (the
         # worker's lock) and then answers itself, not with the late answer

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from harness.signals import sigint_default
 from wisconsin.cli import cli
 from wisconsin.runfiles import runfile
+from wisconsin.workloads.wisconsin.queries import CATALOG
 
 
 def invoke(*args):
@@ -343,7 +344,9 @@ def test_run_options_with_max_reps_below_min_reps_are_refused():
     from wisconsin.measure.runner import RunOptions, validate
 
     with pytest.raises(Exception, match="--max-reps 2 is below --min-reps 5"):
-        validate(RunOptions(data_dir="d", mode="shared-memory", min_reps=5, max_reps=2))
+        validate(
+            RunOptions(catalog=CATALOG, data_dir="d", mode="shared-memory", min_reps=5, max_reps=2)
+        )
 
 
 def test_repair_refuses_zero_jobs(data):

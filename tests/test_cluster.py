@@ -21,6 +21,8 @@ from wisconsin.measure.runner import RunOptions, make_engine, run
 from wisconsin.runfiles import runfile
 from wisconsin.store import TableSpec, read_manifest
 from wisconsin.store.expect import expected_answers
+from wisconsin.workloads.wisconsin import queries
+from wisconsin.workloads.wisconsin.queries import CATALOG
 
 pytestmark = pytest.mark.cluster
 SEED = 7
@@ -231,7 +233,7 @@ def test_tls_cluster_and_plaintext_refused(netns_cluster_factory, tmp_path):
         crasher, errors = _kill_when_running(cluster, "part1", "task_run", 0.2, crash_only=True)
         t0 = time.monotonic()
         with pytest.raises(commit.PartitionFailure, match="partition 1 on part1: WorkerLost"):
-            engine.execute(engine.statements("scan", m, "full-row"))
+            engine.execute(engine.statements(queries.get("scan"), m, "full-row"))
         assert time.monotonic() - t0 < 25
         crasher.join(timeout=30)
         assert not errors, errors
@@ -271,7 +273,7 @@ def test_worker_killed_during_update_changes_nothing(netns_cluster_factory, tmp_
         killer, errors = _kill_when_running(cluster, "part1", "task_prepare")
         t0 = time.monotonic()
         with pytest.raises(commit.CommitAborted, match="partition 1 on part1: WorkerLost"):
-            engine.update("t-kill", engine.statements("update", m, "full-row"))
+            engine.update("t-kill", engine.statements(queries.get("update"), m, "full-row"))
         assert time.monotonic() - t0 < 25, "a dead worker must fail the update promptly"
         killer.join(timeout=30)
         assert not errors, errors
@@ -291,6 +293,7 @@ def test_worker_killed_during_scan_is_an_error_not_a_time(netns_cluster_factory,
     _cluster_table(cluster, data, 2)
     out = tmp_path / "never.json"
     opts = RunOptions(
+        catalog=CATALOG,
         data_dir=str(data),
         kinds=("F",),
         partitions=(2,),
@@ -427,10 +430,10 @@ def test_worker_crash_during_undo_leaves_the_generated_table(netns_cluster_facto
     engine.start(3)
     try:
         engine.open_table(m, str(table))
-        undo = engine.statements("update", m, "full-row", delta=-117)
+        undo = engine.statements(queries.get("update"), m, "full-row", delta=-117)
         with pytest.raises(commit.CommitAborted, match="partition 1 on part1"):  # noqa: SIM117
             with commit.update_pair(table, "uc1", "uc2", undo):
-                engine.update("uc1", engine.statements("update", m, "full-row"))
+                engine.update("uc1", engine.statements(queries.get("update"), m, "full-row"))
                 engine.config = EngineConfig(
                     cluster=cluster.scheduler_address,
                     timeout_s=60,

@@ -16,8 +16,10 @@ from wisconsin.cluster import scheduler_identity
 from wisconsin.engines import commit
 from wisconsin.engines.base import EngineConfig, Fault
 from wisconsin.measure.runner import make_engine
-from wisconsin.store import TableSpec, read_manifest, verify_partition
+from wisconsin.store import TableSpec, read_manifest
+from wisconsin.store.check import verify_partition
 from wisconsin.store.expect import expected_answers
+from wisconsin.workloads.wisconsin import queries
 
 N = 2000
 
@@ -47,7 +49,7 @@ def test_failure_in_prepare_leaves_every_partition_unchanged(table, mode):
     engine, m = _open(mode, table, Fault(part=1, phase="prepare"))
     try:
         with pytest.raises(commit.CommitAborted, match="rolled back on every partition"):
-            engine.update("t1", engine.statements("update", m, "full-row"))
+            engine.update("t1", engine.statements(queries.get("update"), m, "full-row"))
         assert _four_sums(engine) == {p: pe.sum_four for p, pe in enumerate(exp.parts)}
         assert commit.DecisionLog(table).pending() == []
     finally:
@@ -61,13 +63,13 @@ def test_failure_in_commit_is_settled_before_the_table_is_used(table, mode):
     exp = expected_answers(read_manifest(table))
     generated = {p: pe.sum_four for p, pe in enumerate(exp.parts)}
     engine, m = _open(mode, table, Fault(part=2, phase="commit"))
-    undo = engine.statements("update", m, "full-row", delta=-117)
+    undo = engine.statements(queries.get("update"), m, "full-row", delta=-117)
     try:
         with (
             pytest.raises(commit.CommitIncomplete),
             commit.update_pair(table, "t2", "t2undo", undo),
         ):
-            engine.update("t2", engine.statements("update", m, "full-row"))
+            engine.update("t2", engine.statements(queries.get("update"), m, "full-row"))
         assert [t for t, _ in commit.DecisionLog(table).pending()] == ["t2"]
     finally:
         engine.stop()
@@ -106,7 +108,7 @@ def test_killed_worker_during_update_changes_nothing(table, capfd):
     t0 = time.monotonic()
     try:
         with pytest.raises(commit.CommitAborted, match="partition 1") as lost:
-            engine.update("t3", engine.statements("update", m, "full-row"))
+            engine.update("t3", engine.statements(queries.get("update"), m, "full-row"))
         assert time.monotonic() - t0 < 25, "a dead worker must fail the update promptly"
     finally:
         killer.join()
@@ -193,13 +195,13 @@ def test_kill_9_anywhere_in_update_and_undo_leaves_the_generated_table(table, mo
 def test_failed_undo_is_finished_by_the_next_open(table, mode):
     """In-process: the undo fails in its commit on one partition after the update applied."""
     engine, m = _open(mode, table)
-    undo = engine.statements("update", m, "full-row", delta=-117)
+    undo = engine.statements(queries.get("update"), m, "full-row", delta=-117)
     try:
         with (
             pytest.raises(commit.CommitIncomplete),
             commit.update_pair(table, "ua", "ub", undo),
         ):
-            engine.update("ua", engine.statements("update", m, "full-row"))
+            engine.update("ua", engine.statements(queries.get("update"), m, "full-row"))
             engine.config = dataclasses.replace(engine.config, fault=Fault(part=0, phase="commit"))
             engine.update("ub", undo)
         assert len(commit.DecisionLog(table).pending_pairs()) == 1
@@ -216,7 +218,7 @@ def test_recovery_that_cannot_reach_the_generated_state_says_so(table):
     engine, m = _open("shared-memory", table, Fault(part=1, phase="commit"))
     try:
         with pytest.raises(commit.CommitIncomplete):
-            engine.update("lone", engine.statements("update", m, "full-row"))
+            engine.update("lone", engine.statements(queries.get("update"), m, "full-row"))
     finally:
         engine.stop()
     engine = make_engine("shared-memory", EngineConfig(timeout_s=60))

@@ -18,6 +18,7 @@ from wisconsin.engines.duckdb_session import memory_share
 from wisconsin.measure.runner import make_engine
 from wisconsin.store import pagecache
 from wisconsin.store.expect import expected_answers
+from wisconsin.workloads.wisconsin import queries
 from wisconsin.workloads.wisconsin.queries import UPDATE_DELTA
 
 # Why this size: a cold scan also reads DuckDB's header, catalog and row-group metadata
@@ -58,7 +59,7 @@ def engine(request, table):
 
 
 def _scan(engine, m):
-    return engine.execute(engine.statements("scan", m, "full-row"))
+    return engine.execute(engine.statements(queries.get("scan"), m, "full-row"))
 
 
 def test_execute_reports_rows_projections_and_bytes_read(engine, table):
@@ -86,7 +87,9 @@ def test_execute_reports_rows_projections_and_bytes_read(engine, table):
 def test_update_applies_and_reports_per_partition(engine, table):
     m, _ = table
     before = engine.query(f"SELECT sum(four)::BIGINT FROM {m.table}")
-    step = engine.update(f"t{uuid.uuid4().hex[:12]}", engine.statements("update", m, "full-row"))
+    step = engine.update(
+        f"t{uuid.uuid4().hex[:12]}", engine.statements(queries.get("update"), m, "full-row")
+    )
     assert sorted(step.units) == list(range(PARTS))
     assert all(isinstance(u, PartitionReport) for u in step.units.values())
     assert sorted(step.commit) == list(range(PARTS))
@@ -95,7 +98,7 @@ def test_update_applies_and_reports_per_partition(engine, table):
     for part, u in step.units.items():
         assert u.rows[0][0] == exp.parts[part].selected
     assert step.bytes_read is not None
-    undo = engine.statements("update", m, "full-row", delta=-UPDATE_DELTA)
+    undo = engine.statements(queries.get("update"), m, "full-row", delta=-UPDATE_DELTA)
     engine.update(f"t{uuid.uuid4().hex[:12]}", undo)
     assert engine.query(f"SELECT sum(four)::BIGINT FROM {m.table}") == before
 
@@ -115,7 +118,7 @@ def test_data_bytes_is_the_tables_blocks(engine, table):
 def test_noop_is_shaped_like_statements_and_does_nothing(engine, table):
     m, _ = table
     noop = engine.noop_statements()
-    assert sorted(noop) == sorted(engine.statements("scan", m, "full-row"))
+    assert sorted(noop) == sorted(engine.statements(queries.get("scan"), m, "full-row"))
     step = engine.execute(noop)
     assert sorted(step.units) == sorted(noop)
     for u in step.units.values():

@@ -14,7 +14,7 @@ from wisconsin.store import TableSpec, lock
 
 HOLDER = """
 import sys, time
-from wisconsin import lock
+from wisconsin.store import lock
 with lock.hold(sys.argv[1]):
     print("held", flush=True)
     time.sleep(120)

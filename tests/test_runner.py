@@ -7,6 +7,8 @@ from wisconsin.builds import build_tables
 from wisconsin.measure.runner import RunOptions, VerificationError, run
 from wisconsin.runfiles import runfile
 from wisconsin.store import TableSpec, read_manifest
+from wisconsin.store import check as store_check
+from wisconsin.workloads.wisconsin.queries import CATALOG
 
 N_F = 3000  # F table rows
 N_G = 1000  # G rows per partition
@@ -22,7 +24,9 @@ def tables(tmp_path_factory):
 
 def _run(data, tmp_path, **kw):
     kw.setdefault("repeat", 1)
-    opts = RunOptions(data_dir=str(data), out=str(tmp_path / "runs"), warmup=1, **kw)
+    opts = RunOptions(
+        catalog=CATALOG, data_dir=str(data), out=str(tmp_path / "runs"), warmup=1, **kw
+    )
     return run(opts)
 
 
@@ -139,12 +143,11 @@ def _corrupt_copy(tables, tmp_path, sql):
 )
 @pytest.mark.parametrize("mode", ["shared-memory", "shared-nothing"])
 def test_a_wrong_answer_fails_the_run(tables, tmp_path, query, sql, mode, monkeypatch):
-    from wisconsin import store
 
     data = _corrupt_copy(tables, tmp_path, sql)
     # The check before timing may catch the change first (tests/test_store.py); here the
     # answer checks themselves are under test, so it is switched off.
-    monkeypatch.setattr(store, "check_table", lambda *args, **kwargs: None)
+    monkeypatch.setattr(store_check, "check_table", lambda *args, **kwargs: None)
     with pytest.raises(VerificationError, match=f"F2 {query}: wrong answer"):
         _run(data, tmp_path, mode=mode, partitions=(2,), kinds=("F",), queries=(query,))
     assert not list((tmp_path / "runs").glob("*.json")) if (tmp_path / "runs").exists() else True
@@ -153,7 +156,7 @@ def test_a_wrong_answer_fails_the_run(tables, tmp_path, query, sql, mode, monkey
 def test_run_files_are_never_overwritten(tables, tmp_path):
     out = tmp_path / "one.json"
     kw = dict(mode="shared-memory", partitions=(1,), kinds=("F",), queries=("average",))
-    opts = RunOptions(data_dir=str(tables), out=str(out), repeat=1, **kw)
+    opts = RunOptions(catalog=CATALOG, data_dir=str(tables), out=str(out), repeat=1, **kw)
     run(opts)
     before = out.read_bytes()
     with pytest.raises(Exception, match="never overwritten"):
@@ -163,7 +166,7 @@ def test_run_files_are_never_overwritten(tables, tmp_path):
 
 def test_manifests_survive_runs(tables):
     # The runner adds result and marker tables but never changes the measured rows.
-    from wisconsin.store import verify_table
+    from wisconsin.store.check import verify_table
 
     for name in ("F2", "G4"):
         _m, problems = verify_table(tables / name)
@@ -261,6 +264,7 @@ def test_a_worker_killed_mid_run_leaves_an_incomplete_file_that_resume_completes
         last.append(table)
 
     opts = RunOptions(
+        catalog=CATALOG,
         data_dir=str(tables),
         out=str(out),
         mode="shared-nothing",
@@ -277,7 +281,7 @@ def test_a_worker_killed_mid_run_leaves_an_incomplete_file_that_resume_completes
     assert partial.status == "incomplete" and partial.stop_reason.startswith("failed")
     done = sum(len(m.repetitions) for m in (*partial.measurements, *partial.baseline))
     assert 0 < done < 2 * 3 * 2 + 5 * 2
-    result, path = resume(out)
+    result, path = resume(out, catalog=CATALOG)
     assert path == out and result.status == "complete"
     assert runfile.load(out) == result
     assert all(len(m.repetitions) == 2 for m in (*result.measurements, *result.baseline))
@@ -287,7 +291,7 @@ def test_a_worker_killed_mid_run_leaves_an_incomplete_file_that_resume_completes
     assert rules["answers verified"].ok and rules["cache state proven"].ok
     assert not (tmp_path / "run.json.journal").exists()
     with pytest.raises(WisconsinError, match="complete run"):
-        resume(out)
+        resume(out, catalog=CATALOG)
 
 
 def test_a_journal_torn_by_a_kill_is_read_up_to_its_last_whole_line(tables, tmp_path):

@@ -7,6 +7,8 @@ import pytest
 from harness.damage import corrupt_blocks
 from wisconsin import generator, store
 from wisconsin.store import ContentDigest, StoreError, TableSpec
+from wisconsin.store import check as store_check
+from wisconsin.workloads.wisconsin import queries
 
 
 def _digest(batches):
@@ -122,36 +124,36 @@ def test_a_corrupt_block_of_an_uncached_file_is_caught(f2):
     path = f2 / "part-001.duckdb"
     corrupt_blocks(path, "wisconsin_copy")
     pagecache.evict(path)  # cold: every block the check reads comes from storage
-    m, problems = store.verify_table(f2)
+    m, problems = store_check.verify_table(f2)
     assert any("partition 1: wisconsin_copy is corrupt" in p for p in problems), problems
 
 
 def test_spread_takes_all_blocks_up_to_the_count_else_an_even_spread_with_both_ends():
-    assert store.spread([5, 1, 3], None) == [1, 3, 5]
-    assert store.spread([5, 1, 3], 3) == [1, 3, 5]
-    picked = store.spread(list(range(1000)), 5)
+    assert store_check.spread([5, 1, 3], None) == [1, 3, 5]
+    assert store_check.spread([5, 1, 3], 3) == [1, 3, 5]
+    picked = store_check.spread(list(range(1000)), 5)
     assert picked == [0, 250, 500, 749, 999]  # round(i * 999 / 4)
-    assert store.spread(list(range(10)), 1) == [0]
+    assert store_check.spread(list(range(10)), 1) == [0]
 
 
 def test_the_check_before_timing_reads_a_bounded_sample_of_blocks_and_info_reads_all(
     f2, monkeypatch
 ):
     asked: list[list[int]] = []
-    real = store._bad_blocks
+    real = store_check._bad_blocks
 
     def recording(path, block_size, blocks):
         asked.append(list(blocks))
         return real(path, block_size, blocks)
 
-    monkeypatch.setattr(store, "_bad_blocks", recording)
+    monkeypatch.setattr(store_check, "_bad_blocks", recording)
     m = store.read_manifest(f2)
-    store.check_partitions(f2, m)  # as info does: every block
+    store_check.check_partitions(f2, m)  # as info does: every block
     every = list(asked)
     assert len(every) == 4 and all(len(b) > 2 for b in every)  # 2 partitions x 2 tables
     asked.clear()
-    monkeypatch.setattr(store, "CHECK_BLOCKS", 2)
-    assert store.check_table(f2, m) == m  # before timing: the first and the last block
+    monkeypatch.setattr(store_check, "CHECK_BLOCKS", 2)
+    assert store_check.check_table(f2, m) == m  # before timing: the first and the last block
     assert sorted(map(tuple, asked)) == sorted((b[0], b[-1]) for b in every)
 
 
@@ -173,7 +175,7 @@ def test_foreign_partition_is_named(f2, tmp_path):
 
     build_tables(tmp_path / "other", [TableSpec("F", 20_000, 2, 6)], jobs=1)  # another seed
     (tmp_path / "other" / "F2" / "part-000.duckdb").replace(f2 / "part-000.duckdb")
-    m, problems = store.verify_table(f2)
+    m, problems = store_check.verify_table(f2)
     assert len(problems) == 1 and "foreign" in problems[0] and "partition 0" in problems[0]
 
 
@@ -183,7 +185,7 @@ def test_an_update_left_applied_is_drift(f2):
     con = duckdb.connect(str(f2 / "part-001.duckdb"))
     con.execute("UPDATE wisconsin SET four = four + 117 WHERE hundpct < 200")
     con.close()
-    m, problems = store.verify_table(f2)
+    m, problems = store_check.verify_table(f2)
     assert len(problems) == 1 and "four outside 0..3" in problems[0]
     # the deep check sees it too; repair rebuilds only that partition
     from wisconsin.builds import plan_repair
@@ -199,8 +201,8 @@ def test_deep_check_sees_a_modified_copy_that_the_cheap_check_cannot(f2):
     con = duckdb.connect(str(f2 / "part-000.duckdb"))
     con.execute("UPDATE wisconsin_copy SET ten = 9 - ten WHERE unique2 = 1234")
     con.close()
-    assert store.verify_table(f2)[1] == []
-    _m, problems = store.verify_table(f2, deep=True)
+    assert store_check.verify_table(f2)[1] == []
+    _m, problems = store_check.verify_table(f2, deep=True)
     assert problems == ["partition 0: wisconsin_copy content differs from the manifest"]
 
 
@@ -213,16 +215,16 @@ def test_a_pending_update_is_left_to_recovery_not_called_damage(f2):
     engine = make_engine("shared-memory", EngineConfig(timeout_s=60))
     engine.start(2)
     engine.open_table(m, str(f2))
-    undo = engine.statements("update", m, "full-row", delta=-117)
+    undo = engine.statements(queries.get("update"), m, "full-row", delta=-117)
     try:
         with pytest.raises(RuntimeError), commit.update_pair(f2, "ux", "uy", undo):
-            engine.update("ux", engine.statements("update", m, "full-row"))
+            engine.update("ux", engine.statements(queries.get("update"), m, "full-row"))
             raise RuntimeError("the coordinator dies here")
     finally:
         engine.stop()
-    assert store.verify_table(f2)[1] == []  # +117 is applied, but recovery owns it
+    assert store_check.verify_table(f2)[1] == []  # +117 is applied, but recovery owns it
     assert _run(f2.parent, "shared-memory").exit_code == 0
-    assert store.verify_table(f2, deep=True)[1] == []
+    assert store_check.verify_table(f2, deep=True)[1] == []
 
 
 def test_a_duckdb_error_past_the_checks_is_one_line(f2, monkeypatch):
@@ -231,7 +233,7 @@ def test_a_duckdb_error_past_the_checks_is_one_line(f2, monkeypatch):
     def broken(*args, **kwargs):
         raise duckdb.IOException("Corrupt database file: block 12\nsecond line")
 
-    monkeypatch.setattr(store, "check_table", broken)
+    monkeypatch.setattr(store_check, "check_table", broken)
     _one_line_error(_run(f2.parent, "shared-memory"), "DuckDB: ", "Corrupt database file")
 
 

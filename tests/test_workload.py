@@ -11,6 +11,7 @@ from wisconsin.builds import build_tables
 from wisconsin.measure.runner import RunOptions, VerificationError, run
 from wisconsin.store import TableSpec
 from wisconsin.workloads.wisconsin import queries
+from wisconsin.workloads.wisconsin.queries import CATALOG
 from wisconsin.workloads.wisconsin.verify import _fail, inserted_rows
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -57,6 +58,7 @@ def data(tmp_path_factory):
 def test_a_registered_sixth_query_runs_verified_in_both_modes(data, tmp_path, mode, sixth_query):
     result, _path = run(
         RunOptions(
+            catalog=CATALOG,
             data_dir=str(data),
             out=str(tmp_path / "runs"),
             mode=mode,
@@ -81,6 +83,7 @@ def test_a_wrong_answer_of_the_sixth_query_voids_the_run(data, tmp_path, sixth_q
     with pytest.raises(VerificationError, match="select10: wrong answer"):
         run(
             RunOptions(
+                catalog=CATALOG,
                 data_dir=str(data),
                 out=str(tmp_path / "runs"),
                 mode="shared-memory",
@@ -93,10 +96,9 @@ def test_a_wrong_answer_of_the_sixth_query_voids_the_run(data, tmp_path, sixth_q
 
 
 def test_the_registry_is_the_one_list():
-    from wisconsin.runfiles import runfile
     from wisconsin.workloads.wisconsin import tandem
 
-    assert queries.QUERIES == runfile.QUERIES == ("scan", "select", "average", "update", "join")
+    assert queries.QUERIES == ("scan", "select", "average", "update", "join")
     assert tuple(tandem.QUERY_LABELS) == queries.QUERIES
     with pytest.raises(queries.WisconsinError, match="unknown query 'nope'"):
         queries.get("nope")

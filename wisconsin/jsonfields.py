@@ -13,6 +13,7 @@ import json
 import math
 import types
 import typing
+from datetime import UTC, datetime
 
 # Type hints per dataclass, resolved once: resolving them per object was 80% of loading time.
 _hints = functools.cache(typing.get_type_hints)
@@ -26,6 +27,11 @@ class FieldError(ValueError):
     def __init__(self, path: str, said: str, want: str):
         self.path, self.said, self.want = path, said, want
         super().__init__(f"{path or 'the top level'} is {said}, not {want}")
+
+
+def utc_now() -> str:
+    """The timestamp format of manifests, locks and run files."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def show(value) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from wisconsin.runfiles.runfile import Measurement, Run
+from wisconsin.runfiles.runfile import CacheState, Measurement, Run
 
 NO_CALIBRATION = "bound not available: run file lacks calibration"
 
@@ -91,13 +91,13 @@ def point_bound(run: Run, ms: Sequence[Measurement]) -> tuple[Bound | None, str]
     compute = m.rows / rate / par
     cache = m.cache or run.config.cache
     bytes_s = None
-    if cache == "cold":
+    if cache == CacheState.COLD:
         b, bw = bytes_read(ms), cal.storage_read_bytes_per_s
         if b is None or not bw:
             notes.append("bytes read or storage bandwidth not recorded: storage term left out")
         else:
             bytes_s = b / bw
-    elif cache == "warm":
+    elif cache == CacheState.WARM:
         b, bw = table_bytes(ms), cal.memory_read_bytes_per_s
         if b is None or not bw:
             notes.append("table bytes or memory bandwidth not recorded: memory term left out")
@@ -115,7 +115,7 @@ def point_bound(run: Run, ms: Sequence[Measurement]) -> tuple[Bound | None, str]
     if overhead >= work:
         resource = "harness"
     elif bytes_s is not None and bytes_s > compute:
-        resource = "storage" if cache == "cold" else "memory"
+        resource = "storage" if cache == CacheState.COLD else "memory"
     else:
         resource = "cores"
     return Bound(overhead + work, overhead, compute, bytes_s, resource, tuple(notes)), ""

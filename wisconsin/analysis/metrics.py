@@ -21,7 +21,7 @@ import numpy as np
 
 from wisconsin.analysis import bound as bnd
 from wisconsin.analysis import stats
-from wisconsin.runfiles.runfile import QUERIES, Measurement, Run
+from wisconsin.runfiles.runfile import Measurement, Run
 
 Ratio = stats.Interval  # a ratio of medians with its 95% interval
 HARNESS_SHARE = 0.80  # engine share below this: the point measures the harness
@@ -225,9 +225,11 @@ def series(runs: Sequence[Run]) -> dict[tuple[str, str], list[list[Measurement]]
             continue
         groups.setdefault((m.kind, m.query), []).append(same)  # type: ignore[arg-type]
 
+    listed = first.config.queries  # the run's own query list, in its order
+
     def order(key: tuple[str, str]) -> tuple[str, int, str]:
         kind, q = key
-        return (kind, QUERIES.index(q) if q in QUERIES else len(QUERIES), q)
+        return (kind, listed.index(q) if q in listed else len(listed), q)
 
     return {
         k: sorted(groups[k], key=lambda ms: ms[0].partitions) for k in sorted(groups, key=order)

@@ -184,3 +184,8 @@ def refusal(e: Estimate) -> str:
         f"building {', '.join(e.tables)} needs ~{size(e.disk_bytes)} of disk but {e.where} has "
         f"{size(e.free_bytes)} free; choose a smaller size or another --data"
     )
+
+
+def memory_per_job(jobs: int, rows: int) -> str:
+    """DuckDB memory_limit of one build worker (build_memory_mb says why)."""
+    return f"{build_memory_mb(rows, jobs)}MB"

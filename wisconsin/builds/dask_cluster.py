@@ -24,6 +24,7 @@ from wisconsin import store
 from wisconsin.builds import writer
 from wisconsin.cluster import ClusterError, choose_placement, list_workers, wait_pinned
 from wisconsin.store import Manifest, PartitionInfo, StoreError, TableSpec
+from wisconsin.store import check as store_check
 
 DATA_DIR_ENV = "WISCONSIN_DATA_DIR"
 TABLE_ID_FILE = "table-id.json"
@@ -243,13 +244,13 @@ def _remote_map(client, m: Manifest, fn, args_of, parts, timeout: float) -> dict
 
 def _close_session(path: str, _part: int) -> None:
     """On the owner: release a query session on path, if this worker holds one."""
-    from wisconsin.engines.worker import task_close_if_open
+    from wisconsin.cluster import release_sessions
 
-    task_close_if_open(path)
+    release_sessions(path)
 
 
 def _check(path: str, part: dict, m: Manifest, deep: bool, drift: bool, _part: int) -> list[str]:
-    return store.check_one(path, part, m, deep, drift)
+    return store_check.check_one(path, part, m, deep, drift)
 
 
 def _rebuild(

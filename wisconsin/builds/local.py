@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from wisconsin import store
 from wisconsin.builds import writer
-from wisconsin.builds.plan import memory_per_job
+from wisconsin.builds.cost import memory_per_job
 from wisconsin.store import STORAGE, Manifest, PartitionInfo, StoreError, TableSpec, expect
 
 

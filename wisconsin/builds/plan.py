@@ -42,11 +42,6 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def memory_per_job(jobs: int, rows: int) -> str:
-    """DuckDB memory_limit of one build worker (cost.build_memory_mb says why)."""
-    return f"{cost.build_memory_mb(rows, jobs)}MB"
-
-
 def counter(progress: Progress | None, label: str, total: int) -> Callable[[int], None]:
     """on_rows(new rows) for an executor: adds them up and reports the sum to progress."""
     done = 0

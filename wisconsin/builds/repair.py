@@ -10,8 +10,11 @@ from pathlib import Path
 
 from wisconsin import store
 from wisconsin.builds import writer
-from wisconsin.builds.plan import Progress, counter, default_jobs, memory_per_job, prepare_table_dir
+from wisconsin.builds.cost import memory_per_job
+from wisconsin.builds.plan import Progress, counter, default_jobs, prepare_table_dir
 from wisconsin.store import Manifest, StoreError, expect, lock
+from wisconsin.store import check as store_check
+from wisconsin.store.updates import DecisionLog
 
 
 @dataclass(frozen=True)
@@ -24,7 +27,7 @@ class RepairResult:
 def plan_repair(table_dir: str | os.PathLike, m: Manifest) -> dict[int, list[str]]:
     """The partitions to rebuild: every local one that fails the deep check (file,
     blocks, sample rows, drift, and the full digest of both tables)."""
-    found = store.check_partitions(table_dir, m, deep=True)
+    found = store_check.check_partitions(table_dir, m, deep=True)
     return {i: problems for i, problems in sorted(found.items()) if problems}
 
 
@@ -40,8 +43,6 @@ def repair_table(
     them again; an interrupted update's records are dropped once every partition is
     back to its generated content. Partitions on cluster workers are checked and rebuilt
     by their owners, through `client`."""
-    from wisconsin.engines.commit import DecisionLog
-
     t0 = time.perf_counter()
     tdir = Path(table_dir)
     m = store.read_manifest(tdir)

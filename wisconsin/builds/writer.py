@@ -9,13 +9,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
 
-from wisconsin import generator, jsonfields
+from wisconsin import atomic, generator, jsonfields
 from wisconsin.store import (
     COPY_TABLE,
     RANGES,
@@ -146,11 +145,10 @@ def build_partition(
                 chosen_out.close()
     if digest.rows != hi - lo:
         raise StoreError(f"partition {part}: generated {digest.rows} rows, expected {hi - lo}")
-    with open(tmp, "rb+") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, final)
+    atomic.publish(tmp, final, overwrite=True)  # fsynced, renamed, directory fsynced
     if chosen_out is not None:
-        os.replace(selected_tmp, selected)  # before the marker: a finished partition has it
+        # before the marker: a finished partition has it
+        atomic.publish(selected_tmp, selected, overwrite=True)
     info = PartitionInfo(
         index=part,
         file=final.name,

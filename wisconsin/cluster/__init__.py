@@ -24,6 +24,7 @@ from pathlib import Path
 
 from wisconsin import WisconsinError, store
 from wisconsin.store import Manifest
+from wisconsin.store import check as store_check
 
 PROBE_S = 3.0  # a scheduler that refuses or does not answer TCP fails within this
 # DuckDB's memory limit on a cluster unless --memory-limit is given: a share of each worker's
@@ -292,7 +293,7 @@ def wait_pinned(
 
 def task_verify(path: str, part: dict, table: str, checksum: str) -> list[str]:
     """On the owner: re-read its partition file and compare it with the manifest entry."""
-    return store.verify_partition(path, part, table, checksum)
+    return store_check.verify_partition(path, part, table, checksum)
 
 
 # --------------------------------------------------------------------------- placement
@@ -367,7 +368,7 @@ def verify_on_cluster(
 ) -> tuple[Manifest, list[str]]:
     """What `info --cluster` checks: local partitions here, every remote one on its owner
     (row count, key range, checksum), and that no owner moved to another host."""
-    m, problems = store.verify_table(table_dir)
+    m, problems = store_check.verify_table(table_dir)
     moved = moved_partitions(client, m)
     remote = {p.index: p for p in m.parts if p.worker and p.index not in moved}
     owners = {i: p.worker for i, p in remote.items()}
@@ -414,3 +415,15 @@ def info_on_cluster(
         return verify_on_cluster(table_dir, client, timeout)
     finally:
         client.close()
+
+
+def release_sessions(path: str) -> None:
+    """On a worker: ask every plugin that holds engine sessions to release the file at path
+    (repair is about to replace it). An engine's worker plugin takes part by having a
+    `release_path(path)` method; builds call this without knowing any engine."""
+    from distributed import get_worker
+
+    for plugin in list(get_worker().plugins.values()):
+        release = getattr(plugin, "release_path", None)
+        if release is not None:
+            release(path)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from wisconsin.engines import commit
+from wisconsin.statement import BindableQuery, Statement
 from wisconsin.store import Manifest
-from wisconsin.workloads.wisconsin.queries import Statement
 
 
 @dataclass(frozen=True)
@@ -171,9 +171,12 @@ class Engine(Protocol):
         """Open fresh connections to the table's partitions, finishing any interrupted
         update first; return the seconds it took."""
 
-    def statements(self, query: str, manifest: Manifest, scan_variant: str, delta: int = 117):
-        """The statement(s) for query: {part: Statement}, or {-1: Statement} for one
-        statement over the whole table."""
+    def statements(
+        self, query: BindableQuery, manifest: Manifest, scan_variant: str, delta: int | None = None
+    ):
+        """The statement(s) for query, bound to this engine's table references:
+        {part: Statement}, or {-1: Statement} for one statement over the whole table. delta:
+        the update's (None: the query's own; the undo passes it negated)."""
 
     def reset_result(self, name: str) -> None: ...
 

@@ -29,18 +29,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 
 from wisconsin import WisconsinError
 from wisconsin.interrupts import is_interrupt
-from wisconsin.workloads.wisconsin.queries import Statement
-
-LOG_DIR = "_txlog"
-PAIR_PREFIX = "pair-"  # update/undo intents; every other *.json is a commit decision
+from wisconsin.statement import Statement
+from wisconsin.store.updates import (  # noqa: F401  (re-exported: the protocol's log)
+    LOG_DIR,
+    PAIR_PREFIX,
+    DecisionLog,
+)
 
 
 class CommitAborted(WisconsinError):
@@ -49,91 +49,6 @@ class CommitAborted(WisconsinError):
 
 class CommitIncomplete(WisconsinError):
     """Committed by decision but not yet on every partition; recover() completes it."""
-
-
-class DecisionLog:
-    """Durable commit decisions, one small JSON file per txid, in the table directory."""
-
-    def __init__(self, table_dir: str | os.PathLike):
-        self.dir = Path(table_dir) / LOG_DIR
-
-    def _write(self, name: str, record: dict) -> None:
-        self.dir.mkdir(exist_ok=True)
-        path = self.dir / f"{name}.json"
-        tmp = self.dir / f".{name}.tmp"
-        with open(tmp, "w") as fh:
-            json.dump(record, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        fd = os.open(self.dir, os.O_RDONLY)
-        try:
-            os.fsync(fd)  # the rename itself must survive a crash: it IS the record
-        finally:
-            os.close(fd)
-
-    def decide(self, txid: str, statements: Mapping[int, Statement]) -> None:
-        self._write(
-            txid,
-            {"txid": txid, "decision": "commit", "statements": _dump(statements)},
-        )
-
-    def forget(self, txid: str) -> None:
-        (self.dir / f"{txid}.json").unlink(missing_ok=True)
-
-    def pending(self) -> list[tuple[str, dict[int, Statement]]]:
-        """Decided transactions not yet known to be committed everywhere."""
-        if not self.dir.is_dir():
-            return []
-        out = []
-        for path in sorted(self.dir.glob("*.json")):
-            if path.name.startswith(PAIR_PREFIX):
-                continue
-            record = json.loads(path.read_text())
-            out.append((record["txid"], _load(record["statements"])))
-        return out
-
-    # ------------------------------------------------------------------ update/undo pairs
-
-    def begin_pair(self, update: str, undo: str, undo_statements: Mapping[int, Statement]) -> None:
-        """Durably record that txid `update` is followed by txid `undo` (before either)."""
-        self._write(
-            PAIR_PREFIX + update,
-            {"update": update, "undo": undo, "undo_statements": _dump(undo_statements)},
-        )
-
-    def end_pair(self, update: str) -> None:
-        self.forget(PAIR_PREFIX + update)
-
-    def pending_pairs(self) -> list[tuple[str, str, dict[int, Statement]]]:
-        """(update txid, undo txid, undo statements) of every unfinished pair."""
-        if not self.dir.is_dir():
-            return []
-        out = []
-        for path in sorted(self.dir.glob(PAIR_PREFIX + "*.json")):
-            record = json.loads(path.read_text())
-            out.append((record["update"], record["undo"], _load(record["undo_statements"])))
-        return out
-
-    def is_empty(self) -> bool:
-        return not self.dir.is_dir() or not any(self.dir.glob("*.json"))
-
-    def clear(self) -> None:
-        """Drop every record: only for a table whose partitions were all just rebuilt."""
-        if self.dir.is_dir():
-            for path in self.dir.iterdir():
-                path.unlink(missing_ok=True)
-
-
-def _dump(statements: Mapping[int, Statement]) -> dict:
-    return {str(p): dataclasses.asdict(s) for p, s in statements.items()}
-
-
-def _load(record: dict) -> dict[int, Statement]:
-    return {
-        int(p): Statement(**(s | {"settings": tuple(tuple(x) for x in s["settings"])}))
-        for p, s in record.items()
-    }
 
 
 @dataclasses.dataclass(frozen=True)

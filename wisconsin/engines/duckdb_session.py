@@ -16,8 +16,8 @@ import duckdb
 
 from wisconsin import WisconsinError, store
 from wisconsin.engines.base import CommitReport, PartitionReport
+from wisconsin.statement import Statement
 from wisconsin.store import pagecache
-from wisconsin.workloads.wisconsin.queries import Statement
 
 TXN_TABLE = "wisconsin_txn"  # commit markers: a row per committed cross-partition txid
 

@@ -25,9 +25,8 @@ from wisconsin.engines import commit
 from wisconsin.engines.base import NOOP, EngineConfig, StepResult, inject, timed_update
 from wisconsin.engines.duckdb_session import PartitionSession, memory_share
 from wisconsin.runfiles.runfile import HostInfo, Topology
+from wisconsin.statement import BindableQuery, Statement
 from wisconsin.store import Manifest, StoreError, pagecache, partition_path
-from wisconsin.workloads.wisconsin import queries
-from wisconsin.workloads.wisconsin.queries import Statement
 
 WHOLE = -1  # the unit key of a statement over all partitions
 
@@ -125,16 +124,17 @@ class SharedMemoryEngine:
 
     # ------------------------------------------------------------------ engine seam
 
-    def statements(self, query: str, manifest: Manifest, scan_variant: str, delta: int = 117):
-        if queries.get(query).transactional:
-            stmt = queries.statement(query, manifest.rows, table=manifest.table, delta=delta)
+    def statements(
+        self, query: BindableQuery, manifest: Manifest, scan_variant: str, delta: int | None = None
+    ):
+        if query.transactional:
+            stmt = query.bind(manifest.rows, table=manifest.table, delta=delta)
             return {p: stmt for p in sorted(self.parts)}
-        stmt = queries.statement(
-            query,
+        stmt = query.bind(
             manifest.rows,
             table=f"all_{manifest.table}",
             copy=f"all_{manifest.copy_table}",
-            result=f"results.{q}" if (q := queries.get(query).result_table) else "",
+            result=f"results.{q}" if (q := query.result_table) else "",
             scan_variant=scan_variant,
         )
         return {WHOLE: stmt}

@@ -41,9 +41,9 @@ from wisconsin.cluster.logs import DaskLogs
 from wisconsin.engines import channel, commit, worker
 from wisconsin.engines.base import NOOP, EngineConfig, StepResult, timed_update, units_bytes_read
 from wisconsin.runfiles.runfile import HostInfo, Topology
+from wisconsin.statement import BindableQuery, Statement
 from wisconsin.store import Manifest, partition_path
-from wisconsin.workloads.wisconsin import queries
-from wisconsin.workloads.wisconsin.queries import Statement
+from wisconsin.store import check as store_check
 
 # A quiet idle cluster: with defaults 16 idle workers ate 46% of both cores (engine-facts).
 QUIET = {
@@ -263,7 +263,7 @@ class SharedNothingEngine:
         )
 
     def _check_remote(self, manifest: Manifest, table_dir: str) -> None:
-        """The check before timing (store.check_partition) of partitions on cluster
+        """The check before timing (store_check.check_partition) of partitions on cluster
         workers' disks, run by their owners; local files were checked by the runner."""
         remote = [p.index for p in manifest.parts if p.worker]
         if not remote:
@@ -271,7 +271,7 @@ class SharedNothingEngine:
         pending = not commit.DecisionLog(table_dir).is_empty()  # recovery settles drift
         self._map(worker.task_close, lambda p: (self.paths[p],), parts=remote)
         found = self._map(
-            store.check_partition,
+            store_check.check_partition,
             lambda p: (
                 self.paths[p],
                 dataclasses.asdict(manifest.parts[p]),
@@ -279,7 +279,7 @@ class SharedNothingEngine:
                 manifest.seed,
                 (manifest.table, manifest.copy_table),
                 not pending,
-                store.CHECK_BLOCKS,
+                store_check.CHECK_BLOCKS,
             ),
             parts=remote,
         )
@@ -408,13 +408,14 @@ class SharedNothingEngine:
 
     # ------------------------------------------------------------------ engine seam
 
-    def statements(self, query: str, manifest: Manifest, scan_variant: str, delta: int = 117):
-        stmt = queries.statement(
-            query,
+    def statements(
+        self, query: BindableQuery, manifest: Manifest, scan_variant: str, delta: int | None = None
+    ):
+        stmt = query.bind(
             manifest.rows,
             table=manifest.table,
             copy=manifest.copy_table,
-            result=queries.get(query).result_table,
+            result=query.result_table,
             scan_variant=scan_variant,
             delta=delta,
         )

@@ -19,8 +19,8 @@ from distributed import WorkerPlugin, get_worker
 from wisconsin.engines import channel
 from wisconsin.engines.base import NOOP, Fault
 from wisconsin.engines.duckdb_session import PartitionSession, memory_share, resolve_memory_limit
+from wisconsin.statement import Statement
 from wisconsin.store import pagecache
-from wisconsin.workloads.wisconsin.queries import Statement
 
 PLUGIN = "wisconsin-partitions"
 # One statement at a time on a worker's sessions, whether it came as a Dask task or over
@@ -108,6 +108,10 @@ class PartitionSessions(WorkerPlugin):
             s.con.execute("SELECT 1").fetchall()
             self.sessions[path] = s
         return s
+
+    def release_path(self, path: str) -> None:
+        """cluster.release_sessions' hook: repair is about to replace path."""
+        self.close(path)
 
     def close(self, path: str) -> None:
         s = self.sessions.pop(path, None)
@@ -242,13 +246,6 @@ def task_data_bytes(path: str, table: str) -> int:
 
 
 @_serial
-def task_close_if_open(path: str) -> None:
-    """Release a session on path, if this worker has the plugin and holds one (repair)."""
-    plugin = get_worker().plugins.get(PLUGIN)
-    if plugin is not None:
-        plugin.close(path)
-
-
 @_serial
 def task_run(path: str, stmt: Statement, dispatched: float, fault: Fault | None) -> dict:
     _inject(fault, "run")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import store
+from wisconsin.statement import BindableQuery
 from wisconsin.store import pagecache
-from wisconsin.workloads.wisconsin import queries
 
 CHUNK = 1 << 20  # 1 MiB reads: large enough that the syscall cost is noise
 # The storage probe reads at most this much of its file (and for at most max_seconds), so a
@@ -105,12 +105,14 @@ def _table(workdir: Path, rows: int, partitions: int) -> tuple[store.Manifest, P
     return m, data / m.name
 
 
-def _scan_rates(m: store.Manifest, path: str, repeats: int) -> tuple[float, float | None]:
+def _scan_rates(
+    m: store.Manifest, path: str, repeats: int, scan: BindableQuery
+) -> tuple[float, float | None]:
     """(warm, cold) rows/s of the full-row scan on one partition file, one thread. Cold
     is None unless the cold scan read >= 90% of the table's blocks from storage."""
     from wisconsin.engines.duckdb_session import PartitionSession
 
-    stmt = queries.statement("scan", m.rows, table=m.table, scan_variant="full-row")
+    stmt = scan.bind(m.rows, table=m.table, scan_variant="full-row")
     s = PartitionSession.open(path, threads=1)
     try:
         data = s.data_bytes(m.table)
@@ -147,20 +149,22 @@ def _dispatch(workdir: Path, partitions: int, repeats: int) -> float:
 def probe(
     workdir: str | os.PathLike,
     max_partitions: int,
+    *,
+    scan: BindableQuery,
     rows: int = 200_000,
     repeats: int = 5,
     dispatch: bool = True,
 ) -> Probe:
     """Generate a one-partition table of rows into workdir (reused if already there) and
     measure; with dispatch, also start max_partitions local workers (~0.5 s each) and time
-    the empty statement through them."""
+    the empty statement through them. scan: the workload's full scan, timed full-row."""
     import psutil
 
     t0 = time.perf_counter()
     work = Path(workdir)
     m, tdir = _table(work, rows, 1)
     path = str(store.partition_path(tdir, m.parts[0]))
-    warm, cold = _scan_rates(m, path, repeats)
+    warm, cold = _scan_rates(m, path, repeats, scan)
     return Probe(
         cores=psutil.cpu_count(logical=True) or 1,
         rows=rows,

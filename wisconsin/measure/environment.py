@@ -39,7 +39,7 @@ def usable_cores() -> int:
 
 def git_commit() -> str:
     """The source checkout's commit, with -dirty if it has changes; 'unknown' if installed."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # wisconsin/measure/environment.py
     if not (root / ".git").exists():
         try:
             from wisconsin._build_info import GIT_COMMIT  # stamped into wheels

@@ -17,13 +17,12 @@ from wisconsin.engines import commit
 from wisconsin.engines.base import Engine, StepResult, harness_overhead
 from wisconsin.measure import journal
 from wisconsin.runfiles import runfile
-from wisconsin.runfiles.runfile import PartitionSample, Repetition
+from wisconsin.runfiles.runfile import CacheState, PartitionSample, Repetition
 from wisconsin.store.expect import TableExpect
-from wisconsin.workloads.wisconsin import queries
-from wisconsin.workloads.wisconsin.queries import UPDATE_DELTA
 
 if TYPE_CHECKING:
-    from wisconsin.measure.runner import RunOptions
+    from wisconsin.measure.catalog import TimedQuery
+    from wisconsin.measure.options import RunOptions
 
 Progress = Callable[[str, int, int], None]
 COLD_SCAN_MIN = 0.90  # a cold full-row scan reads at least this share of its data
@@ -79,16 +78,15 @@ def _resident(evicted: dict | None, part: int) -> int | None:
     return None if not vals or any(v is None for v in vals) else sum(vals)
 
 
-def check_cold(t: Target, query: str, variant: str, rep: Repetition) -> None:
+def check_cold(t: Target, q: TimedQuery, variant: str, rep: Repetition) -> None:
     """A cold execution must have read from storage: a full-row scan >= 90% of its data,
     any other query something (the as-written scan reads nothing by design: it is answered
     from statistics). Otherwise the measurement fails (one line)."""
-    m = t.manifest
-    scan = queries.get(query).scan
+    m, query, scan = t.manifest, q.name, q.scan
     if scan and variant == "as-written":
         return
     unsplit = all(s.bytes_read is None for s in rep.partitions) and rep.bytes_read is not None
-    if unsplit and queries.get(query).transactional:
+    if unsplit and q.transactional:
         # units that shared one process (shared-memory update): the step's total; no other
         # step records its reads only for the whole repetition (wisconsin.workloads.wisconsin.audit agrees)
         if rep.bytes_read == 0:
@@ -120,20 +118,19 @@ def execute_once(
     t: Target, query: str, opts: RunOptions, *, index: int, cold: bool, profile: bool
 ) -> Repetition:
     """One execution from the same starting state: prepare (untimed), time, verify, undo."""
-    eng, m, q = t.engine, t.manifest, queries.get(query)
+    eng, m, q = t.engine, t.manifest, opts.catalog.get(query)
     if q.writes_result:
         eng.reset_result(q.result_table)
     evicted = eng.make_cold() if cold else None  # after the reset: it wrote to the file
     overhead = harness_overhead(eng)
     stmts = {
-        p: replace(s, profile=profile)
-        for p, s in eng.statements(query, m, opts.scan_variant).items()
+        p: replace(s, profile=profile) for p, s in eng.statements(q, m, opts.scan_variant).items()
     }
     answer = None
     dispatched = time.time()
     if q.transactional:
         tx_update, tx_undo = (f"u{uuid.uuid4().hex[:16]}" for _ in range(2))
-        undo = eng.statements(query, m, opts.scan_variant, delta=-UPDATE_DELTA)
+        undo = eng.statements(q, m, opts.scan_variant, delta=-opts.catalog.update_delta)
         # One recoverable unit: a crash anywhere in it leaves the generated table.
         with commit.update_pair(eng.table_dir, tx_update, tx_undo, undo):
             step = eng.update(tx_update, stmts)
@@ -169,7 +166,7 @@ def execute_once(
 
 def _shell(t: Target, query: str, opts: RunOptions, ram: int) -> dict:
     """A measurement without repetitions (journaled with its first execution)."""
-    m = t.manifest
+    m, q = t.manifest, opts.catalog.get(query)
     table_bytes = sum(t.data_bytes.values()) if t.data_bytes else None
     return {
         "table": m.name,
@@ -177,8 +174,8 @@ def _shell(t: Target, query: str, opts: RunOptions, ram: int) -> dict:
         "partitions": m.partitions,
         "rows": m.rows,
         "query": query,
-        "variant": opts.scan_variant if queries.get(query).scan else "",
-        "expected_rows": queries.get(query).expected_rows(t.expect),
+        "variant": opts.scan_variant if q.scan else "",
+        "expected_rows": q.expected_rows(t.expect),
         "startup_s": 0.0,
         "cache": opts.cache,
         "table_bytes": table_bytes,
@@ -189,7 +186,7 @@ def _shell(t: Target, query: str, opts: RunOptions, ram: int) -> dict:
 def run_step(t: Target, query: str, opts: RunOptions, round_index: int, position: int):
     """[(repetition, is_warmup)] of one step of one round, on an open table. Round 0 is the
     cold warm-up round; in warm mode the warm-ups run right before the timed execution."""
-    cold = opts.cache == "cold"
+    cold = opts.cache == CacheState.COLD
     if t.data_bytes is None:
         t.data_bytes = t.engine.data_bytes()
     out = []
@@ -201,12 +198,12 @@ def run_step(t: Target, query: str, opts: RunOptions, round_index: int, position
         # Profile scans (the proof they read everything); other timed executions run
         # unprofiled, their warm-up carries the profile.
         rep = execute_once(
-            t, query, opts, index=round_index, cold=cold, profile=queries.get(query).scan
+            t, query, opts, index=round_index, cold=cold, profile=opts.catalog.get(query).scan
         )
         out.append((replace(rep, round=round_index, position=position), False))
     if cold:
         for rep, _ in out:
-            check_cold(t, query, opts.scan_variant, rep)
+            check_cold(t, opts.catalog.get(query), opts.scan_variant, rep)
     return out
 
 
@@ -235,7 +232,7 @@ class Loop:
             order = schedule.round_order(self.steps, seed)
             st.add_round(runfile.Round(index, seed, tuple(s.label for s in order), store.utc_now()))
         done = st.done_in_round(index)
-        total = len(self.steps) * (self.opts.reps[1] + (self.opts.cache == "cold"))
+        total = len(self.steps) * (self.opts.reps[1] + (self.opts.cache == CacheState.COLD))
         current, open_s = None, 0.0
         try:
             for pos, step in enumerate(order):
@@ -276,7 +273,7 @@ class Loop:
         lo, hi = o.reps
         start = time.perf_counter()
         last = 0.0
-        if o.cache == "cold" and o.warmup > 0:
+        if o.cache == CacheState.COLD and o.warmup > 0:
             last = self.run_round(0)
         while True:
             interrupts.check()  # before the stopping rule can call a run complete

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from wisconsin import WisconsinError, jsonfields, outputs
+from wisconsin import WisconsinError, atomic, jsonfields, outputs
 from wisconsin.analysis import metrics
 from wisconsin.analysis.schedule import BASELINE
 from wisconsin.runfiles import runfile
@@ -125,7 +125,7 @@ class RunState:
             opens = self.opens.get(label) or [0.0]
             out.append(dict(shell, warmup=warm, repetitions=reps, startup_s=metrics.median(opens)))
         # the run file lists measurements by P, kind, query (the order they ran in is in rounds)
-        rank = {q: i for i, q in enumerate(runfile.QUERIES)}
+        rank = {q: i for i, q in enumerate(self.base["config"]["queries"])}
         return sorted(out, key=lambda m: (m["partitions"], m["kind"], rank.get(m["query"], 9)))
 
     def to_run(self, **changes) -> Run:
@@ -249,13 +249,7 @@ def _save_run(run: Run, path: Path) -> Path:
             old = None
         if old is None or old.status == "complete":
             raise WisconsinError(f"{path} already exists; run files are never overwritten")
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        with open(tmp, "w") as fh:
-            json.dump(runfile.to_dict(run), fh, indent=1)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        atomic.write_text(path, json.dumps(runfile.to_dict(run), indent=1) + "\n")
         return path
     try:
         return runfile.save(run, path)

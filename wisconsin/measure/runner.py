@@ -21,28 +21,23 @@ from __future__ import annotations
 import os
 import socket
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from wisconsin import WisconsinError, engines, interrupts, store
+from wisconsin import VerificationError, WisconsinError, engines, interrupts, store
 from wisconsin.analysis import schedule
 from wisconsin.analysis.schedule import Step
 from wisconsin.engines.base import Engine, EngineConfig
 from wisconsin.measure import environment, journal
+from wisconsin.measure.catalog import QueryCatalog
 from wisconsin.measure.execution import ColdNotProven, Loop, Progress, Target  # noqa: F401
+from wisconsin.measure.options import RunOptions
 from wisconsin.runfiles import runfile
 from wisconsin.runfiles.runfile import Run, RunConfig, TableInfo
+from wisconsin.store import check as store_check
 from wisconsin.store import lock
 from wisconsin.store.expect import expected_answers
-from wisconsin.workloads.wisconsin.queries import (
-    DEFAULT_SCAN_VARIANT,
-    QUERIES,
-    REGISTRY,
-    SCAN_VARIANTS,
-    scan_settings,
-)
-from wisconsin.workloads.wisconsin.verify import VerificationError  # noqa: F401  (part of this module's API)
 
 # audit.rule_durability accepts this text word for word: when changing it, keep the old one
 # in audit.DURABILITY_WORDINGS so the files already written still pass.
@@ -56,34 +51,6 @@ DURABILITY = (
 )
 CACHES = runfile.CACHE_STATES
 MODES = engines.MODES
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    data_dir: str
-    mode: str = "shared-nothing"
-    kinds: tuple[str, ...] = ("F", "G")
-    partitions: tuple[int, ...] | None = None  # None: every count generated for all kinds
-    queries: tuple[str, ...] = QUERIES
-    scan_variant: str = DEFAULT_SCAN_VARIANT
-    repeat: int | None = None  # shorthand for min_reps = max_reps = repeat
-    warmup: int = 1
-    out: str = "runs"
-    engine: EngineConfig = EngineConfig()
-    cache: str = "cold"
-    min_reps: int = 5
-    max_reps: int = 10
-    target_ci: float = 0.10  # relative half-width of every headline ratio's interval
-    time_budget_s: float | None = None
-    order_seed: int | None = None  # None: drawn from the clock (and recorded)
-    baseline: bool = True  # time the F1 table with one in-process DuckDB thread too
-
-    @property
-    def reps(self) -> tuple[int, int]:
-        """(min, max) timed rounds."""
-        if self.repeat is not None:
-            return self.repeat, self.repeat
-        return self.min_reps, self.max_reps
 
 
 def make_engine(mode: str, config: EngineConfig) -> Engine:
@@ -118,17 +85,32 @@ def load_tables(opts: RunOptions) -> dict[str, store.Manifest]:
     return manifests
 
 
+def with_defaults(opts: RunOptions) -> RunOptions:
+    """opts with the catalog's query list and scan variant where none was given."""
+    if opts.catalog is None:
+        raise WisconsinError("RunOptions.catalog is required: the workload's queries")
+    return replace(
+        opts,
+        queries=opts.catalog.default if opts.queries is None else opts.queries,
+        scan_variant=opts.scan_variant or opts.catalog.default_scan_variant,
+    )
+
+
 def validate(opts: RunOptions) -> None:
+    """A mistake in opts as one line."""
     from wisconsin.engines.duckdb_session import check_memory_limit
+
+    opts = with_defaults(opts)
 
     check_memory_limit(opts.engine.memory_limit)
     engines.kind(opts.mode)  # unknown: one line
     engines.check_cluster(opts.mode, opts.engine.cluster)
     if opts.cache not in CACHES:
         raise WisconsinError(f"unknown cache state {opts.cache!r}; choose from cold, warm")
-    if opts.scan_variant not in SCAN_VARIANTS:
+    variants = opts.catalog.scan_variants
+    if opts.scan_variant not in variants:
         raise WisconsinError(
-            f"unknown scan variant {opts.scan_variant!r}; choose from {', '.join(SCAN_VARIANTS)}"
+            f"unknown scan variant {opts.scan_variant!r}; choose from {', '.join(variants)}"
         )
     lo, hi = opts.reps
     if lo < 1 or opts.warmup < 0:
@@ -137,9 +119,10 @@ def validate(opts: RunOptions) -> None:
         raise WisconsinError(f"--max-reps {hi} is below --min-reps {lo}: give max >= min")
     if opts.target_ci <= 0 or (opts.time_budget_s is not None and opts.time_budget_s <= 0):
         raise WisconsinError("--target-ci and --time-budget must be positive")
-    bad = [q for q in opts.queries if q not in REGISTRY]
+    known = opts.catalog.names()
+    bad = [q for q in opts.queries if q not in known]
     if bad:
-        raise WisconsinError(f"unknown query {', '.join(bad)}; choose from {', '.join(REGISTRY)}")
+        raise WisconsinError(f"unknown query {', '.join(bad)}; choose from {', '.join(known)}")
 
 
 def _calibration(run: Run, cores: int, probes: dict) -> runfile.Calibration:
@@ -225,7 +208,7 @@ def _config(opts: RunOptions, seed: int, order_seed: int) -> RunConfig:
         partitions=opts.partitions,
         queries=opts.queries,
         scan_variant=opts.scan_variant,
-        scan_settings=scan_settings(opts.scan_variant),
+        scan_settings=opts.catalog.scan_settings(opts.scan_variant),
         repeat=0,  # the timed rounds run: filled in when the run ends
         warmup=opts.warmup,
         seed=seed,
@@ -282,6 +265,7 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
                 f"`wisconsin generate --data {opts.data_dir}` first"
             )
         opts = replace(opts, partitions=found)
+    opts = with_defaults(opts)
     validate(opts)
     out_path = default_run_path(opts.out, opts.mode)
     if out_path.exists() or journal.journal_path(out_path).exists():
@@ -301,7 +285,7 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
         raise
 
 
-def resume_options(run: Run, out: Path, engine: EngineConfig) -> RunOptions:
+def resume_options(run: Run, out: Path, engine: EngineConfig, catalog: QueryCatalog) -> RunOptions:
     """The options an incomplete run was started with (engine: where and how it runs)."""
     c = run.config
     baseline = not run.rounds or any(
@@ -309,6 +293,7 @@ def resume_options(run: Run, out: Path, engine: EngineConfig) -> RunOptions:
     )
     return RunOptions(
         data_dir=c.data_dir,
+        catalog=catalog,
         mode=c.mode,
         kinds=c.kinds,
         partitions=c.partitions,
@@ -331,6 +316,7 @@ def resume(
     path: str | os.PathLike,
     progress: Progress | None = None,
     *,
+    catalog: QueryCatalog,
     timeout_s: float = 3600.0,
     tls: tuple = (None, None, None),
     time_budget_s: float | None = None,
@@ -363,7 +349,7 @@ def resume(
         if any(n.endswith("(--transport dask)") for n in partial.notes)
         else "direct",
     )
-    opts = resume_options(partial, out_path, engine)
+    opts = with_defaults(resume_options(partial, out_path, engine, catalog))
     validate(opts)
     manifests = load_tables(opts)
     for t in partial.tables:
@@ -390,7 +376,7 @@ def resume(
 def _check_tables(opts: RunOptions, manifests) -> None:
     """Every partition against its manifest, before anything is written or timed."""
     for name, m in manifests.items():
-        store.check_table(Path(opts.data_dir) / name, m)
+        store_check.check_table(Path(opts.data_dir) / name, m)
 
 
 def _targets(opts: RunOptions, manifests, engine, baseline_engine) -> dict[str, Target]:

@@ -12,18 +12,27 @@ range (a hand-edited file), fails with RunFileError in one line naming the field
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wisconsin import jsonfields
-from wisconsin.workloads.wisconsin.queries import QUERIES  # noqa: F401  (re-exported: the one list)
+from wisconsin import atomic, jsonfields
 
 SCHEMA_VERSION = 2
 # Versions from_dict can read: older ones are migrated on load (see _migrate).
 READABLE_VERSIONS = (1, 2)
-CACHE_STATES = ("cold", "warm")
+
+
+class CacheState(enum.StrEnum):
+    """The cache state a run measures in (a str, so run files keep "cold"/"warm")."""
+
+    COLD = "cold"  # every partition evicted before each timed execution, proven by bytes read
+    WARM = "warm"  # the statement ran untimed right before, data resident
+
+
+CACHE_STATES = tuple(CacheState)
 
 
 class RunFileError(Exception):
@@ -92,7 +101,7 @@ class Measurement:
     kind: str  # "F" or "G"
     partitions: int
     rows: int  # table size n (?tablesize)
-    query: str  # one of QUERIES
+    query: str  # one of config.queries
     variant: str  # scan variant ("full-row", "predicate-column", "as-written"); "" otherwise
     warmup: Repetition
     repetitions: tuple[Repetition, ...]
@@ -361,17 +370,9 @@ def save(run: Run, path: str | os.PathLike) -> Path:
     if p.exists():
         raise RunFileError(f"{p} already exists; run files are never overwritten")
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
-    with open(tmp, "w") as fh:
-        json.dump(to_dict(run), fh, indent=1)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
     try:
-        # link() fails if the target appeared meanwhile: no silent overwrite even in a race.
-        os.link(tmp, p)
-    except FileExistsError:
+        # overwrite=False links into place: no silent overwrite even in a race.
+        atomic.write_text(p, json.dumps(to_dict(run), indent=1) + "\n", overwrite=False)
+    except atomic.AlreadyExistsError:
         raise RunFileError(f"{p} already exists; run files are never overwritten") from None
-    finally:
-        tmp.unlink(missing_ok=True)
     return p

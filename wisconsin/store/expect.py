@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from wisconsin import store
 from wisconsin.store import Manifest
 
-UPDATE_DELTA = 117  # what the update adds to `four` (its undo subtracts it)
+UPDATE_DELTA = store.UPDATE_DELTA  # what the update adds to `four` (its undo subtracts it)
 
 
 def onepct_bound(n: int) -> int:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from wisconsin import WisconsinError
+from wisconsin.jsonfields import utc_now
 
 LOCK_FILE = ".wisconsin.lock"
 
@@ -114,7 +115,7 @@ def hold(data_dir: str | os.PathLike, create: bool = False, shared: bool = False
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])[:500],
-            "started_utc": _utc_now(),
+            "started_utc": utc_now(),
         }
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
@@ -150,9 +151,3 @@ def locked(arg: str, create: bool = False, shared: bool = False, table: bool = F
         return wrapper
 
     return deco
-
-
-def _utc_now() -> str:
-    from wisconsin.store import utc_now
-
-    return utc_now()

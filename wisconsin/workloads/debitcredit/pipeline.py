@@ -9,7 +9,6 @@ peak, stop, redo any decided remote halves, audit, and run the independent check
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 import statistics
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import psutil
 
-from wisconsin import WisconsinError
+from wisconsin import WisconsinError, atomic
 from wisconsin.measure import environment
 from wisconsin.store import check_writable, utc_now
 from wisconsin.workloads.debitcredit import audit, histogram, schema
@@ -225,8 +224,7 @@ def bench_command(
     run, path = run_bench(cfg, out, say)
     text = report.render(run, "text")
     report_path = path.with_suffix(".report.md")
-    tmp = report_path.with_name(f".{report_path.name}.tmp-{os.getpid()}")
-    tmp.write_text(report.render(run, "markdown"))
-    os.replace(tmp, report_path)  # never a half-written report under the final name
+    # never a half-written report under the final name
+    atomic.write_text(report_path, report.render(run, "markdown"))
     figures = plot.plot_run(run, path.parent, path.stem)
     return run, path, text, [report_path, *figures]

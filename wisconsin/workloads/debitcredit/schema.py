@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from wisconsin import WisconsinError
+from wisconsin import WisconsinError, atomic
 
 TELLERS_PER_BRANCH = 10
 ACCOUNTS_PER_BRANCH = 10_000
@@ -137,7 +137,7 @@ def build_partition(path: Path, part: int, partitions: int, sizing: Sizing) -> N
         con.execute("CHECKPOINT")
     finally:
         con.close()
-    os.replace(tmp, path)
+    atomic.publish(tmp, path, overwrite=True)
 
 
 def build(data_dir: str | os.PathLike, partitions: int, sizing: Sizing) -> list[Path]:

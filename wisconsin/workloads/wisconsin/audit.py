@@ -11,13 +11,21 @@ import dataclasses
 import math
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from wisconsin import WisconsinError, generator
 from wisconsin.analysis import metrics, schedule
+from wisconsin.analysis.audit import (  # noqa: F401  (Rule, format_rules: re-exported)
+    Rule,
+    checked,
+    coverage,
+    format_rules,
+    rule_interleaved,
+    step_label,
+    summary,
+)
 from wisconsin.measure import runner
 from wisconsin.runfiles import runfile
-from wisconsin.runfiles.runfile import Measurement, Repetition, Run
+from wisconsin.runfiles.runfile import CacheState, Measurement, Repetition, Run
 from wisconsin.workloads.wisconsin import queries
 
 COLD_SCAN_MIN = 0.90  # the share of its data a cold full-row scan must read
@@ -32,13 +40,6 @@ MIN_REPS = 5
 SHARE_REL_TOL = 1e-4
 SHARE_ABS_TOL = 1e-6
 ANSWER_REL_TOL = 1e-9  # one AVG over the same data: equal up to summation order
-
-
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    ok: bool
-    detail: str
 
 
 def _all_reps(m: Measurement) -> Iterable[Repetition]:
@@ -65,36 +66,10 @@ def recomputed_share(r: Repetition) -> float | None:
     return runfile.engine_share([s.engine_s for s in r.partitions], r.commit_decision_s, r.wall_s)
 
 
-def _summary(bad: list[str]) -> str:
-    """The first three problems, and how many more."""
-    return "; ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else "")
-
-
 def _multiple(times, overheads) -> str:
     """median time / median overhead, e.g. "12x"; an in-process overhead can be ~0."""
     over = metrics.median(overheads)
     return f"{metrics.median(times) / over:.0f}x" if over > 0 else "no measurable"
-
-
-def _label(m: Measurement) -> str:
-    return f"{m.table}/{m.query}"
-
-
-def _coverage(what: str, want: list[str], have: list[str]) -> list[str]:
-    """What a list of step labels lacks, adds or repeats against the config's."""
-    missing = [x for x in want if x not in have]
-    extra = sorted({x for x in have if x not in want})
-    twice = sorted({x for x in have if have.count(x) > 1})
-    bad = []
-    if missing:
-        bad.append(
-            f"{what} missing {', '.join(missing[:4])}" + (" ..." if len(missing) > 4 else "")
-        )
-    if extra:
-        bad.append(f"{what} not in the config: {', '.join(extra[:4])}")
-    if twice:
-        bad.append(f"{what} measured twice: {', '.join(twice[:4])}")
-    return bad
 
 
 def _samples_problem(run: Run, m: Measurement, r: Repetition, in_process: bool) -> str | None:
@@ -105,7 +80,9 @@ def _samples_problem(run: Run, m: Measurement, r: Repetition, in_process: bool) 
     whole = ([-1],) if run.config.interleaved else ([-1], [0])
     if parts == list(range(m.partitions)) or (in_process and parts in whole):
         return None
-    return f"{_label(m)} rep {r.index}: samples for partitions {parts}, table has {m.partitions}"
+    return (
+        f"{step_label(m)} rep {r.index}: samples for partitions {parts}, table has {m.partitions}"
+    )
 
 
 def rule_complete(run: Run) -> Rule:
@@ -116,20 +93,20 @@ def rule_complete(run: Run) -> Rule:
         return Rule(name, False, f"status {run.status!r}: {run.stop_reason or '?'}")
     c = run.config
     want = [f"{k}{p}/{q}" for k in c.kinds for p in c.partitions for q in c.queries]
-    bad = _coverage("measurements", want, [_label(m) for m in run.measurements])
+    bad = coverage("measurements", want, [step_label(m) for m in run.measurements])
     if run.baseline:
-        bad += _coverage("baseline", list(c.queries), [m.query for m in run.baseline])
+        bad += coverage("baseline", list(c.queries), [m.query for m in run.baseline])
     tables = {t.name: t for t in run.tables}
-    empty = [_label(m) for m in run.measurements if not m.repetitions]
+    empty = [step_label(m) for m in run.measurements if not m.repetitions]
     if empty:
         bad.append(f"no timed repetitions for {', '.join(empty[:4])}")
     for m in run.measurements:
         t = tables.get(m.table)
         if t is None:
-            bad.append(f"{_label(m)}: table {m.table} not among the run's tables")
+            bad.append(f"{step_label(m)}: table {m.table} not among the run's tables")
         elif (m.rows, m.partitions) != (t.rows, t.partitions):
             bad.append(
-                f"{_label(m)}: {m.rows} rows in {m.partitions} partitions, the table has "
+                f"{step_label(m)}: {m.rows} rows in {m.partitions} partitions, the table has "
                 f"{t.rows} in {t.partitions}"
             )
     in_process = c.mode == "shared-memory"
@@ -142,7 +119,7 @@ def rule_complete(run: Run) -> Rule:
     if not run.stop_reason.strip() and c.interleaved:
         bad.append("stop reason not recorded")
     if bad:
-        return Rule(name, False, _summary(bad))
+        return Rule(name, False, summary(bad))
     return Rule(
         name,
         True,
@@ -167,7 +144,7 @@ def rule_repetitions(run: Run) -> Rule:
     elif want > MIN_REPS:
         why = f"this run asked for --min-reps {want}"
     # distinct repetition indices: a duplicated repetition is one execution
-    count = {_label(m): len({r.index for r in m.repetitions}) for m in run.measurements}
+    count = {step_label(m): len({r.index for r in m.repetitions}) for m in run.measurements}
     short = [f"{label} ({n})" for label, n in count.items() if n < want]
     if short:
         return Rule(
@@ -206,7 +183,7 @@ def rule_full_scan(run: Run) -> Rule:
         return Rule(
             "full scan proven",
             False,
-            _summary(bad),
+            summary(bad),
         )
     reps = sum(len(m.repetitions) for m in scans)
     return Rule(
@@ -226,12 +203,16 @@ def _cold_problem(m: Measurement, r: Repetition, shared_process: bool) -> str | 
     unsplit = all(s.bytes_read is None for s in r.partitions) and r.bytes_read is not None
     if unsplit and _one_process_update(m, shared_process):
         # units sharing one process (the shared-memory update): the step's total
-        return None if r.bytes_read > 0 else f"{_label(m)} rep {r.index}: read nothing from storage"
+        return (
+            None
+            if r.bytes_read > 0
+            else f"{step_label(m)} rep {r.index}: read nothing from storage"
+        )
     if not r.partitions:
-        return f"{_label(m)} rep {r.index}: no partition recorded what it read"
+        return f"{step_label(m)} rep {r.index}: no partition recorded what it read"
     full_row = m.query == "scan" and m.variant == "full-row"
     for s in r.partitions:
-        where = f"{_label(m)} rep {r.index} part {s.part}"
+        where = f"{step_label(m)} rep {r.index} part {s.part}"
         if s.bytes_read is None:
             return f"{where}: bytes read not recorded"
         if full_row:
@@ -246,10 +227,10 @@ def _cold_problem(m: Measurement, r: Repetition, shared_process: bool) -> str | 
         # nothing (data_bytes may grow over a run: a table re-opened after updates)
         read = sum(s.bytes_read or 0 for s in r.partitions)
         if not m.table_bytes:
-            return f"{_label(m)} rep {r.index}: table size not recorded"
+            return f"{step_label(m)} rep {r.index}: table size not recorded"
         if read < COLD_SCAN_MIN * m.table_bytes:
             return (
-                f"{_label(m)} rep {r.index}: read {read:,} bytes, less than {COLD_SCAN_MIN:.0%} "
+                f"{step_label(m)} rep {r.index}: read {read:,} bytes, less than {COLD_SCAN_MIN:.0%} "
                 f"of the table's {m.table_bytes:,}"
             )
     return None
@@ -258,7 +239,7 @@ def _cold_problem(m: Measurement, r: Repetition, shared_process: bool) -> str | 
 def _warm_problem(m: Measurement, r: Repetition) -> str | None:
     """A warm timed repetition that read a substantial part of its data from storage."""
     if r.partitions and all(s.bytes_read is None for s in r.partitions):
-        read, data, where = r.bytes_read, m.table_bytes, f"{_label(m)} rep {r.index}"
+        read, data, where = r.bytes_read, m.table_bytes, f"{step_label(m)} rep {r.index}"
         if read is not None and data and read > WARM_READ_MAX * data:
             return f"{where}: warm, yet read {read:,} of {data:,} table bytes from storage"
         return None
@@ -269,7 +250,7 @@ def _warm_problem(m: Measurement, r: Repetition) -> str | None:
             and s.bytes_read > WARM_READ_MAX * s.data_bytes
         ):
             return (
-                f"{_label(m)} rep {r.index} part {s.part}: warm, yet read {s.bytes_read:,} of "
+                f"{step_label(m)} rep {r.index} part {s.part}: warm, yet read {s.bytes_read:,} of "
                 f"{s.data_bytes:,} data bytes from storage (> {WARM_READ_MAX:.0%})"
             )
     return None
@@ -287,11 +268,11 @@ def rule_cache(run: Run) -> Rule:
         *((m, True) for m in run.baseline),  # one in-process DuckDB
     ):
         if m.cache != cache:
-            bad.append(f"{_label(m)}: measured {m.cache or 'unrecorded'}, run says {cache}")
+            bad.append(f"{step_label(m)}: measured {m.cache or 'unrecorded'}, run says {cache}")
             continue
         for r in m.repetitions:
-            if r.cold != (cache == "cold"):
-                bad.append(f"{_label(m)} rep {r.index}: tagged {'cold' if r.cold else 'warm'}")
+            if r.cold != (cache == CacheState.COLD):
+                bad.append(f"{step_label(m)} rep {r.index}: tagged {'cold' if r.cold else 'warm'}")
             elif not r.cold:
                 # warm: the timed repetition found its data resident (warm-ups load it)
                 warm_checked += any(s.bytes_read is not None for s in r.partitions) or (
@@ -309,9 +290,9 @@ def rule_cache(run: Run) -> Rule:
         return Rule(
             "cache state proven",
             False,
-            _summary(bad),
+            summary(bad),
         )
-    if cache == "warm":
+    if cache == CacheState.WARM:
         return Rule(
             "cache state proven",
             True,
@@ -339,7 +320,7 @@ def _share_problems(run: Run) -> list[str]:
             share = recomputed_share(r)
             if r.engine_share is None or share is None:
                 continue  # unrecorded: judged below (measurements), not a contradiction
-            where = f"{_label(m)} rep {r.index}"
+            where = f"{step_label(m)} rep {r.index}"
             if share > 1 + SHARE_ABS_TOL:
                 out.append(f"{where}: engine time {share:.2f}x its wall time")
             elif not math.isclose(
@@ -360,7 +341,7 @@ def rule_engine_share(run: Run) -> Rule:
         return Rule(
             "engine share",
             False,
-            "recorded share disagrees with its times: " + _summary(contradicted),
+            "recorded share disagrees with its times: " + summary(contradicted),
         )
     bad, above, unrecorded = [], [], []
     for m in run.measurements:
@@ -371,11 +352,11 @@ def rule_engine_share(run: Run) -> Rule:
         ]
         over = [r.overhead_s for r in m.repetitions if r.overhead_s is not None]
         if len(share) < len(m.repetitions) or len(over) < len(m.repetitions) or not m.repetitions:
-            unrecorded.append(_label(m))
+            unrecorded.append(step_label(m))
             continue
         if schedule.harness_dominated(m):
             what = (
-                f"{_label(m)}: engine share {metrics.median(share):.0%}, median "
+                f"{step_label(m)}: engine share {metrics.median(share):.0%}, median "
                 f"{metrics.median(m.times) * 1e3:.0f} ms = {_multiple(m.times, over)} overhead"
             )
             (bad if m.partitions <= cores else above).append(what)
@@ -420,22 +401,22 @@ def _answer_problems(run: Run) -> list[str]:
     averages: dict[tuple, tuple[str, float]] = {}
     for m in (*run.measurements, *run.baseline):
         key = _same_data(run, m)
-        first = expected.setdefault(key, (_label(m), m.expected_rows))
+        first = expected.setdefault(key, (step_label(m), m.expected_rows))
         if first[1] != m.expected_rows:
             out.append(
-                f"{_label(m)}: expects {m.expected_rows} rows, {first[0]} on the same data "
+                f"{step_label(m)}: expects {m.expected_rows} rows, {first[0]} on the same data "
                 f"{first[1]}"
             )
         if m.query != "average":
             continue
         for r in _all_reps(m):
             if r.answer is None:
-                out.append(f"{_label(m)} rep {r.index}: average not recorded")
+                out.append(f"{step_label(m)} rep {r.index}: average not recorded")
                 continue
-            ref = averages.setdefault(key, (f"{_label(m)} rep {r.index}", r.answer))
+            ref = averages.setdefault(key, (f"{step_label(m)} rep {r.index}", r.answer))
             if not math.isclose(r.answer, ref[1], rel_tol=ANSWER_REL_TOL):
                 out.append(
-                    f"{_label(m)} rep {r.index}: average {r.answer!r}, {ref[0]} on the same "
+                    f"{step_label(m)} rep {r.index}: average {r.answer!r}, {ref[0]} on the same "
                     f"data {ref[1]!r}"
                 )
     return out
@@ -446,15 +427,17 @@ def rule_verified(run: Run) -> Rule:
     for m in (*run.measurements, *run.baseline):
         for r in _all_reps(m):
             if not r.verified:
-                bad.append(f"{_label(m)} rep {r.index}: not verified")
+                bad.append(f"{step_label(m)} rep {r.index}: not verified")
             elif r.rows != m.expected_rows:
-                bad.append(f"{_label(m)} rep {r.index}: {r.rows} rows, expected {m.expected_rows}")
+                bad.append(
+                    f"{step_label(m)} rep {r.index}: {r.rows} rows, expected {m.expected_rows}"
+                )
     bad += _answer_problems(run)
     if bad:
         return Rule(
             "answers verified",
             False,
-            _summary(bad),
+            summary(bad),
         )
     n = sum(1 for m in (*run.measurements, *run.baseline) for _ in _all_reps(m))
     return Rule("answers verified", True, f"{n} executions returned the expected answer")
@@ -496,7 +479,7 @@ def rule_durability(run: Run) -> Rule:
         evidence = "its update executions predate the commit-decision timing (wording only)"
     else:
         bad = [
-            f"{_label(m)} rep {r.index}: "
+            f"{step_label(m)} rep {r.index}: "
             + ("not recorded" if r.commit_decision_s is None else f"{r.commit_decision_s} s")
             for m, r in updates
             if r.commit_decision_s is None or r.commit_decision_s <= 0
@@ -505,95 +488,12 @@ def rule_durability(run: Run) -> Rule:
             return Rule(
                 name,
                 False,
-                "the update's fsynced commit decision is not timed > 0 s: " + _summary(bad),
+                "the update's fsynced commit decision is not timed > 0 s: " + summary(bad),
             )
         evidence = (
             f"the update's fsynced commit decision timed > 0 s in all {len(updates)} executions"
         )
     return Rule(name, True, f"{which}, word for word (WAL, fsync on commit); {evidence}")
-
-
-def _own_baseline(run: Run) -> bool:
-    """shared-memory on F1 is its own baseline: no separate baseline steps ran."""
-    return run.config.mode == "shared-memory" and any(m.table == "F1" for m in run.measurements)
-
-
-def _steps(run: Run) -> list[schedule.Step]:
-    """The steps every round must run: each measurement, plus the baseline's own steps
-    where it ran separately (the runner's steps, from the file alone)."""
-    steps = [schedule.Step(m.table, m.query) for m in run.measurements]
-    if not _own_baseline(run):
-        steps += [schedule.Step(m.table, m.query, True) for m in run.baseline]
-    return steps
-
-
-def rule_interleaved(run: Run) -> Rule:
-    name = "repetitions interleaved"
-    if not run.config.interleaved or not run.rounds:
-        return Rule(name, False, "repetitions ran back to back (no rounds recorded)")
-    order_seed = run.config.order_seed
-    if order_seed is None:
-        return Rule(name, False, "order seed not recorded")
-    steps = _steps(run)
-    labels = [s.label for s in steps]
-    bad = []
-    if len(set(labels)) != len(labels):
-        bad.append("a (table, query) is measured twice")
-    indices = [rnd.index for rnd in run.rounds]
-    if len(set(indices)) != len(indices):
-        bad.append(f"round indices repeat: {sorted(indices)}")
-    rounds = {rnd.index: rnd for rnd in run.rounds}
-    for rnd in run.rounds:
-        want = schedule.round_seed(order_seed, rnd.index)
-        if rnd.seed != want:
-            bad.append(
-                f"round {rnd.index}: seed {rnd.seed} is not the one order seed {order_seed} "
-                f"gives it ({want})"
-            )
-        elif [s.label for s in schedule.round_order(steps, want)] != list(rnd.order):
-            bad.append(
-                f"round {rnd.index}: order is not the shuffle seed {want} gives the run's "
-                f"{len(steps)} steps"
-            )
-    placed = [(_label(m), m) for m in run.measurements]
-    if not _own_baseline(run):
-        placed += [(f"{schedule.BASELINE}:{_label(m)}", m) for m in run.baseline]
-    taken: dict[tuple[int, int], tuple[int, str]] = {}
-    for label, m in placed:
-        seen: set[int] = set()
-        for r in m.repetitions:
-            where = f"{label} rep {r.index}"
-            rnd = rounds.get(r.round) if r.round is not None else None
-            if rnd is None or r.round == 0:
-                bad.append(f"{where}: round {r.round} is not a recorded timed round")
-                continue
-            if r.position is None or not 0 <= r.position < len(rnd.order):
-                bad.append(
-                    f"{where}: position {r.position} is outside round {r.round}'s "
-                    f"{len(rnd.order)} steps"
-                )
-                continue
-            if rnd.order[r.position] != label:
-                bad.append(
-                    f"{where}: round {r.round} position {r.position} ran "
-                    f"{rnd.order[r.position]}, not {label}"
-                )
-            held, other = taken.setdefault((r.round, r.position), (id(r), where))
-            if held != id(r):
-                bad.append(f"{where}: round {r.round} position {r.position} also holds {other}")
-            if r.round in seen:
-                bad.append(f"{where}: a second timed repetition of {label} in round {r.round}")
-            seen.add(r.round)
-    if bad:
-        return Rule(name, False, _summary(bad))
-    timed = sum(1 for r in run.rounds if r.index > 0)
-    return Rule(
-        name,
-        True,
-        f"{timed} timed rounds, each the shuffle of all {len(steps)} steps by its seed "
-        f"derived from order seed {order_seed}; every timed repetition at its own place, "
-        "one per round",
-    )
 
 
 def rule_baseline(run: Run) -> Rule:
@@ -629,18 +529,8 @@ NAMES = {
 }
 
 
-def _checked(rule, run: Run) -> Rule:
-    """A rule whose evidence is malformed (a position past its round, an order label that
-    is not table/query, ...) fails in one line instead of raising."""
-    try:
-        return rule(run)
-    except (ArithmeticError, IndexError, KeyError, TypeError, ValueError, WisconsinError) as exc:
-        name = NAMES.get(rule, rule.__name__)
-        return Rule(name, False, f"malformed evidence ({type(exc).__name__}: {exc})")
-
-
 def audit(run: Run) -> list[Rule]:
-    return [_checked(rule, run) for rule in RULES]
+    return [checked(rule, run, NAMES) for rule in RULES]
 
 
 def audit_file(path: str | os.PathLike) -> list[Rule]:
@@ -649,12 +539,3 @@ def audit_file(path: str | os.PathLike) -> list[Rule]:
     except runfile.RunFileError as exc:
         raise WisconsinError(str(exc)) from None
     return audit(run)
-
-
-def format_rules(rules: list[Rule]) -> str:
-    lines = [f"{'PASS' if r.ok else 'FAIL'}  {r.name}: {r.detail}" for r in rules]
-    failed = sum(not r.ok for r in rules)
-    lines.append(
-        f"{len(rules) - failed} of {len(rules)} rules pass" + (f"; {failed} FAIL" if failed else "")
-    )
-    return "\n".join(lines) + "\n"

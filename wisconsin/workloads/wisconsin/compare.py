@@ -21,8 +21,9 @@ import numpy as np
 from wisconsin import WisconsinError
 from wisconsin.analysis import stats
 from wisconsin.analysis.metrics import Ratio, as_runs, compute_points
-from wisconsin.runfiles.runfile import QUERIES, Run
+from wisconsin.runfiles.runfile import Run
 from wisconsin.workloads.wisconsin import tandem
+from wisconsin.workloads.wisconsin.queries import QUERIES
 from wisconsin.workloads.wisconsin.report import (
     Section,
     Table,

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+from wisconsin.reports.document import Section, Table
 from wisconsin.runfiles.runfile import Run
-from wisconsin.workloads.wisconsin.report import Section, Table, build_document
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;color:#222}
@@ -151,8 +151,7 @@ SECTION_IDS = {
 }
 
 
-def _page_body(runs: list[Run]) -> str:
-    doc = build_document(runs)
+def _page_body(runs: list[Run], doc: list[Section]) -> str:
     parts = [f"<h1>{html.escape(doc[0].title)}</h1>"]
     parts += [_section(s, SECTION_IDS.get(s.title)) for s in doc]
     parts.append(_audit_section(runs))
@@ -167,9 +166,12 @@ def _suffix_ids(body: str, i: int) -> str:
     return body if i == 0 else re.sub(r'<(section|figure) id="([^"]+)"', rf'<\1 id="\2-{i}"', body)
 
 
-def render_html(groups: Sequence[Sequence[Run]]) -> str:
-    """One page holding a report per group of pooled runs."""
-    body = "\n<hr>\n".join(_suffix_ids(_page_body(list(g)), i) for i, g in enumerate(groups))
+def render_html(groups: Sequence[Sequence[Run]], docs: Sequence[list[Section]]) -> str:
+    """One page holding a report per group of pooled runs (docs: each group's document)."""
+    body = "\n<hr>\n".join(
+        _suffix_ids(_page_body(list(g), doc), i)
+        for i, (g, doc) in enumerate(zip(groups, docs, strict=True))
+    )
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<title>Wisconsin speedup and scaleup report</title>"

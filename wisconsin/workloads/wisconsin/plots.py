@@ -19,9 +19,10 @@ from matplotlib.figure import Figure
 from wisconsin import WisconsinError
 from wisconsin.analysis.metrics import Point, as_runs, compute_points, machine_cores
 from wisconsin.outputs import write_all
-from wisconsin.runfiles.runfile import QUERIES, Run
+from wisconsin.runfiles.runfile import Run
 from wisconsin.workloads.wisconsin import tandem
-from wisconsin.workloads.wisconsin.report import group_runs, load_runs
+from wisconsin.workloads.wisconsin.queries import QUERIES
+from wisconsin.workloads.wisconsin.runs import group_runs, load_runs
 
 FORMATS = ("png", "svg")
 KIND_NAME = {"F": "speedup", "G": "scaleup"}

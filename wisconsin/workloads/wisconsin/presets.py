@@ -7,6 +7,10 @@ from dataclasses import dataclass
 
 from wisconsin import WisconsinError
 
+# The calibrated bench's whole budget (generate + run + report): under 15 minutes with the
+# probe. The one definition; `bench --time-budget` states it.
+DEFAULT_TIME_BUDGET_S = 780.0
+
 
 @dataclass(frozen=True)
 class Preset:

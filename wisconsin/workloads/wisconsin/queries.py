@@ -13,26 +13,13 @@ from functools import cache
 from importlib import resources
 
 from wisconsin import WisconsinError
+from wisconsin.statement import Statement
 from wisconsin.store.expect import UPDATE_DELTA, TableExpect, onepct_bound
 from wisconsin.workloads.wisconsin import verify
 
 SCAN_VARIANTS = ("full-row", "predicate-column", "as-written")
 DEFAULT_SCAN_VARIANT = "full-row"
 __all__ = ["UPDATE_DELTA", "onepct_bound"]  # re-exported: long-standing import paths
-
-
-@dataclass(frozen=True)
-class Statement:
-    """One SQL statement to run on each partition (or once over all of them)."""
-
-    query: str
-    sql: str
-    settings: tuple[tuple[str, str], ...] = ()  # SET name = value for this statement only
-    result_table: str = ""  # the table it inserts into, if any
-    # Read DuckDB's profile (rows scanned, columns read)? It costs ~0.1-0.6 ms inside the
-    # engine per statement, so the runner profiles the warm-up and every scan (the scan's
-    # proof of reading), not the other timed repetitions.
-    profile: bool = True
 
 
 def _sql_dir():
@@ -65,6 +52,26 @@ class Query:
 
     def text(self) -> str:
         return self.sql or _file_sql(self.name)
+
+    def bind(
+        self,
+        n: int,
+        table: str,
+        copy: str = "",
+        result: str = "",
+        scan_variant: str = "",
+        delta: int | None = None,
+    ) -> Statement:
+        """This query bound to a table of n rows (table/copy/result: SQL table references)."""
+        return statement(
+            self.name,
+            n,
+            table=table,
+            copy=copy,
+            result=result,
+            scan_variant=scan_variant or DEFAULT_SCAN_VARIANT,
+            delta=UPDATE_DELTA if delta is None else delta,
+        )
 
 
 REGISTRY: dict[str, Query] = {}
@@ -172,3 +179,28 @@ def parse_queries(text: str) -> tuple[str, ...]:
     if bad:
         raise WisconsinError(f"unknown query {', '.join(bad)}; choose from {', '.join(REGISTRY)}")
     return items
+
+
+class Catalog:
+    """The Wisconsin queries as the runner sees them (measure's QueryCatalog): the runner and
+    the engines are handed this object, and never import a workload."""
+
+    scan_variants = SCAN_VARIANTS
+    default_scan_variant = DEFAULT_SCAN_VARIANT
+    update_delta = UPDATE_DELTA
+
+    @property
+    def default(self) -> tuple[str, ...]:
+        return QUERIES
+
+    def names(self) -> tuple[str, ...]:
+        return names()  # registered now (a test may add one)
+
+    def get(self, name: str) -> Query:
+        return get(name)
+
+    def scan_settings(self, scan_variant: str) -> tuple[tuple[str, str], ...]:
+        return scan_settings(scan_variant)
+
+
+CATALOG = Catalog()

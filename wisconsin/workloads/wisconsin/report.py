@@ -24,13 +24,19 @@ from wisconsin.reports.document import (  # noqa: F401  (re-exported: compare an
     interval_text,
     render_document,
 )
-from wisconsin.runfiles.runfile import QUERIES, Run, RunFileError, load
+from wisconsin.runfiles.runfile import Run
 from wisconsin.workloads.wisconsin import tandem
 from wisconsin.workloads.wisconsin.analysis_sections import (
     MARK_BEATS,
     bound_section,
     card_section,
     profile_section,
+)
+from wisconsin.workloads.wisconsin.queries import QUERIES
+from wisconsin.workloads.wisconsin.runs import (  # noqa: F401  (re-exported)
+    configuration,
+    group_runs,
+    load_runs,
 )
 
 FORMATS = ("text", "markdown", "csv", "json", "html")
@@ -49,46 +55,6 @@ KIND_TITLE = {
     "F": "Speedup (F tables): T(F_P0) / T(F_P), higher is better",
     "G": "Scaleup (G tables): T(G_P) / T(G_P0), lower is better",
 }
-
-
-def load_runs(paths: Iterable[str | os.PathLike]) -> list[Run]:
-    """Load run files; a missing, malformed or unknown-version file raises WisconsinError."""
-    runs = []
-    for p in paths:
-        try:
-            runs.append(load(p))
-        except RunFileError as exc:
-            raise WisconsinError(str(exc)) from None
-        if runs[-1].status != "complete":  # a failed or interrupted run: not a result
-            raise WisconsinError(
-                f"{p}: an incomplete run ({runs[-1].stop_reason or 'stopped'}); continue "
-                f"it with `wisconsin run --resume {p}`"
-            )
-    return runs
-
-
-def configuration(run: Run) -> tuple:
-    """What must be equal for runs to be replicates: machine, mode, tables, protocol."""
-    cfg = run.config
-    return (
-        run.environment.hostname,
-        run.environment.cpu_model,
-        cfg.mode,
-        cfg.cluster,
-        cfg.scan_variant,
-        cfg.cache,
-        cfg.threads_per_worker,
-        cfg.seed,
-        tuple(sorted((t.name, t.rows, t.partitions, t.seed) for t in run.tables)),
-    )
-
-
-def group_runs(runs: Sequence[Run]) -> list[list[Run]]:
-    """Runs of one configuration pooled together (first-seen order); others stay apart."""
-    groups: dict[tuple, list[Run]] = {}
-    for r in runs:
-        groups.setdefault(configuration(r), []).append(r)
-    return list(groups.values())
 
 
 def ratio_cell(p: Point) -> str:
@@ -419,7 +385,7 @@ def render_report(runs: list[Run], fmt: str = "text") -> str:
     if fmt == "html":
         from wisconsin.workloads.wisconsin.html import render_html
 
-        return render_html(groups)
+        return render_html(groups, [build_document(g) for g in groups])
     if fmt == "json":
         body = []
         for g in groups:

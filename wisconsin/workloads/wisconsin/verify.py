@@ -5,15 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wisconsin import WisconsinError, store
+from wisconsin import VerificationError, store
 from wisconsin.store.expect import UPDATE_DELTA, TableExpect
 
 if TYPE_CHECKING:
     from wisconsin.engines.base import StepResult
-
-
-class VerificationError(WisconsinError):
-    """An answer that differs from the independently computed one: the run is void."""
 
 
 def _fail(m: store.Manifest, query: str, what: str) -> VerificationError:

@@ -1,0 +1,561 @@
+"""The package's shape, read from its source with ast (the package is not imported, except by
+the lazy-import test): no import cycles, layers, module sizes, a CLI that starts without the
+heavy libraries, one atomic writer, one home for each magic number.
+
+Import edges count wherever they are: inside functions, under `if TYPE_CHECKING:`, relative,
+and module names given as strings (import_module/__import__ arguments, "wisconsin.x.y:Name"
+factory strings, a registry's "wisconsin.x.y"), which import-linter does not see."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import subprocess
+import sys
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PKG = "wisconsin"
+SRC = Path(__file__).resolve().parents[1] / PKG
+BASE = SRC.parent
+
+# Top to bottom; names in one tuple are siblings, which may not import each other.
+LAYERS: list[tuple[str, ...]] = [
+    ("cli",),
+    ("workloads",),
+    ("measure", "reports"),
+    ("analysis",),
+    ("engines", "builds"),
+    ("cluster",),
+    ("store", "runfiles"),
+    ("generator",),
+]
+RANK = {name: rank for rank, group in enumerate(LAYERS) for name in group}
+ENTRY = "__main__"  # wisconsin/__main__.py runs the CLI: above every layer
+
+MAX_LINES = 600
+MAX_ROOT_FILES = 8
+HEAVY = ("duckdb", "pyarrow", "dask", "distributed", "numpy", "scipy", "matplotlib")
+ATOMIC = f"{PKG}.atomic"
+
+
+# --- the package's modules and their import graph ----------------------------------------
+
+
+def _rel(path: Path) -> str:
+    """path as wisconsin/x/y.py, for the package under test."""
+    return path.relative_to(BASE).as_posix() if path.is_relative_to(BASE) else str(path)
+
+
+@functools.cache
+def _modules(src: Path = SRC) -> dict[str, Path]:
+    """Dotted name -> file, for every .py file of the package in src."""
+    out = {}
+    for path in sorted(src.rglob("*.py")):
+        parts = list(path.relative_to(src.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def _resolve(name: str, mods: dict[str, Path]) -> str | None:
+    """The module a dotted name imports: itself, or its longest prefix that is a module."""
+    while name and name not in mods:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _relative(module: str, is_package: bool, level: int, name: str | None) -> str:
+    """The absolute name of `from {'.' * level}{name} import ...` inside module."""
+    parts = module.split(".") if is_package else module.split(".")[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    return ".".join(parts + ([name] if name else []))
+
+
+def _call_name(call: ast.Call) -> str:
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+
+
+IMPORTERS = {"import_module", "__import__", "import_string"}
+# "wisconsin.x.y" (a module's name, if it is one) or "wisconsin.x.y:Name" (a factory string)
+DOTTED = re.compile(rf"^{PKG}(\.[A-Za-z_]\w*)+(:[A-Za-z_][\w.]*)?$")
+# where a constant that is exactly a module's name counts as naming it for import
+REGISTRY_PARENTS = (
+    ast.Dict,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Call,
+    ast.keyword,
+    ast.Assign,
+    ast.AnnAssign,
+)
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: str
+    dst: str
+    path: Path
+    line: int
+    string: bool  # named by a string, not an import statement
+
+    def where(self) -> str:
+        kind = " (string)" if self.string else ""
+        return f"{_rel(self.path)}:{self.line} {self.src} -> {self.dst}{kind}"
+
+
+def _not_names(tree: ast.Module) -> set[int]:
+    """ids of string constants that never name a module: docstrings, getLogger names."""
+    skip = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = n.body[0] if n.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skip.add(id(first.value))
+        if isinstance(n, ast.Call) and _call_name(n) == "getLogger":
+            skip.update(id(a) for a in n.args)
+    return skip
+
+
+def _targets(module: str, path: Path, mods: dict[str, Path]) -> Iterator[tuple[str, int, bool]]:
+    """(imported name, line, by string) for every import of module, wherever it is."""
+    tree = _tree(path)
+    is_package = path.name == "__init__.py"
+    skip = _not_names(tree)
+    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            for alias in n.names:
+                yield alias.name, n.lineno, False
+        elif isinstance(n, ast.ImportFrom):
+            base = _relative(module, is_package, n.level, n.module) if n.level else n.module
+            for alias in n.names:
+                # `from B import x`: the submodule B.x if x is one, else B (x an attribute)
+                sub = f"{base}.{alias.name}"
+                yield (sub if sub in mods else base or ""), n.lineno, False
+        elif isinstance(n, ast.Call) and _call_name(n) in IMPORTERS and n.args:
+            arg = n.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                skip.add(id(arg))
+                name = arg.value.split(":")[0]
+                if name.startswith("."):
+                    level = len(name) - len(name.lstrip("."))
+                    name = _relative(module, is_package, level, name.lstrip(".") or None)
+                yield name, n.lineno, True
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip:
+            if not DOTTED.match(n.value):
+                continue
+            name, factory, _ = n.value.partition(":")
+            if factory or (name in mods and isinstance(parents.get(id(n)), REGISTRY_PARENTS)):
+                yield name, n.lineno, True
+
+
+@functools.cache
+def _edges(src: Path = SRC) -> dict[tuple[str, str], Edge]:
+    """One edge per (importer, imported) pair within the package; an import statement wins
+    over a string naming the same module, then the first line over later ones."""
+    mods = _modules(src)
+    out: dict[tuple[str, str], Edge] = {}
+    for module, path in mods.items():
+        for name, line, string in _targets(module, path, mods):
+            if name.split(".")[0] != PKG:
+                continue
+            dst = _resolve(name, mods)
+            if dst is None or dst == module:
+                continue
+            new = Edge(module, dst, path, line, string)
+            old = out.get((module, dst))
+            if old is None or (old.string, old.line) > (new.string, new.line):
+                out[(module, dst)] = new
+    return out
+
+
+def _cycles(edges: dict[tuple[str, str], Edge]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), sorted."""
+    graph: dict[str, list[str]] = {}
+    for src, dst in edges:
+        graph.setdefault(dst, [])
+        graph.setdefault(src, []).append(dst)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * len(graph) + 1000))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return sorted(found)
+
+
+def _shortest_cycle(comp: list[str], edges: dict[tuple[str, str], Edge]) -> list[str]:
+    """A shortest path from comp's first module back to itself, inside comp."""
+    inside = set(comp)
+    start = comp[0]
+    came: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        v = queue.popleft()
+        for src, dst in sorted(edges):
+            if src != v or dst not in inside:
+                continue
+            if dst == start:
+                path = [v]
+                while path[-1] != start:
+                    path.append(came[path[-1]])
+                return [start, *reversed(path[:-1]), start]
+            if dst not in came:
+                came[dst] = v
+                queue.append(dst)
+    return comp
+
+
+# --- 1. no import cycle --------------------------------------------------------------------
+
+
+def test_no_import_cycle():
+    edges = _edges()
+    lines = []
+    for comp in _cycles(edges):
+        lines.append(f"cycle: {' -> '.join(_shortest_cycle(comp, edges))}")
+        if len(comp) > 2:
+            lines.append(f"  (one of {len(comp)} modules importing each other: {' '.join(comp)})")
+        for (src, dst), e in sorted(edges.items()):
+            if e.string and src in comp and dst in comp:
+                lines.append(f"  {e.where()}")
+    if lines:
+        pytest.fail("import cycles:\n" + "\n".join(lines), pytrace=False)
+
+
+# --- 2. layers ------------------------------------------------------------------------------
+
+
+def _layer(module: str) -> str | None:
+    """The layer a module belongs to; None for a root module directly in wisconsin/ (and the
+    root package); ENTRY for wisconsin.__main__."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return None
+    if parts[1] == ENTRY:
+        return ENTRY
+    return parts[1] if parts[1] in RANK else None
+
+
+def _layer_violation(src: str, dst: str) -> str | None:
+    """Why src may not import dst, or None if it may."""
+    if dst == PKG:
+        return None  # the root package holds WisconsinError only
+    if src == PKG:
+        return "the root package imports nothing"
+    top, bottom = _layer(src), _layer(dst)
+    if bottom == ENTRY:
+        return f"nothing imports {PKG}.{ENTRY}"
+    if top == ENTRY or bottom is None:
+        return None  # the entry point imports anything; root modules are importable by all
+    if top is None:
+        return f"a root module imports no layer package ({bottom})"
+    if top == bottom or RANK[bottom] > RANK[top]:
+        return None
+    if RANK[bottom] == RANK[top]:
+        return f"{top} and {bottom} are siblings"
+    return f"{top} is below {bottom}"
+
+
+def _layer_failures(string: bool) -> list[str]:
+    return [
+        f"{e.where()}: {why}"
+        for (src, dst), e in sorted(_edges().items())
+        if e.string == string and (why := _layer_violation(src, dst))
+    ]
+
+
+def test_imports_follow_the_layers():
+    """cli > workloads > (measure | reports) > analysis > (engines | builds) > cluster >
+    (store | runfiles) > generator: a module imports its own package or layers below."""
+    bad = _layer_failures(string=False)
+    if bad:
+        pytest.fail("imports against the layers:\n" + "\n".join(bad), pytrace=False)
+
+
+def test_registry_strings_name_only_their_own_package_or_below():
+    bad = _layer_failures(string=True)
+    if bad:
+        msg = "module names given as strings against the layers:\n" + "\n".join(bad)
+        pytest.fail(msg, pytrace=False)
+
+
+# --- 3. sizes -------------------------------------------------------------------------------
+
+
+def test_no_module_over_the_line_limit():
+    long = []
+    for path in _modules().values():
+        with path.open(encoding="utf-8") as fh:
+            n = sum(1 for _ in fh)
+        if n > MAX_LINES:
+            long.append(f"{_rel(path)}: {n} lines")
+    if long:
+        pytest.fail(f"modules over {MAX_LINES} lines:\n" + "\n".join(sorted(long)), pytrace=False)
+
+
+def test_few_modules_directly_in_the_package():
+    root = sorted(p.name for p in SRC.glob("*.py"))
+    if len(root) > MAX_ROOT_FILES:
+        msg = (
+            f"{len(root)} .py files directly in {PKG}/ (at most {MAX_ROOT_FILES}): {' '.join(root)}"
+        )
+        pytest.fail(msg, pytrace=False)
+
+
+# --- 4. the CLI starts light -----------------------------------------------------------------
+
+
+def test_importing_the_cli_loads_no_heavy_library():
+    code = (
+        f"import sys, {PKG}.cli\nprint(' '.join(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=BASE, timeout=120
+    )
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        pytest.fail(f"import {PKG}.cli fails: {last}", pytrace=False)
+    if loaded := done.stdout.split():
+        pytest.fail(f"import {PKG}.cli loads: {' '.join(loaded)}", pytrace=False)
+
+
+# --- 5. one atomic writer --------------------------------------------------------------------
+
+RENAMERS = {"replace", "rename", "renames", "link"}  # os.<name>(...) puts a file in place
+
+
+def _publishing_calls(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """(line, what) for each way of renaming or linking a file into place."""
+    os_names = {"os"}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            os_names.update(a.asname for a in n.names if a.name == "os" and a.asname)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module in ("os", "shutil"):
+            for a in n.names:
+                if a.name in RENAMERS or (n.module, a.name) == ("shutil", "move"):
+                    yield n.lineno, f"from {n.module} import {a.name}"
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+            continue
+        attr, recv = n.func.attr, n.func.value
+        recv_name = recv.id if isinstance(recv, ast.Name) else None
+        if recv_name in os_names and attr in RENAMERS:
+            yield n.lineno, f"os.{attr}()"
+        elif recv_name == "shutil" and attr == "move":
+            yield n.lineno, "shutil.move()"
+        elif attr in ("hardlink_to", "link_to"):
+            yield n.lineno, f".{attr}()"
+        elif (
+            attr in ("replace", "rename")
+            # Path.replace/rename take one argument; str.replace takes two or more,
+            # dataclasses.replace and datetime.replace take keywords.
+            and len(n.args) == 1
+            and not n.keywords
+            and not isinstance(n.args[0], ast.Starred)
+            and not isinstance(recv, ast.Constant | ast.JoinedStr)
+            and recv_name not in ("dataclasses", *os_names)
+        ):
+            yield n.lineno, f".{attr}() of a path"
+
+
+def test_only_atomic_renames_or_links_files_into_place():
+    bad = [
+        f"{_rel(path)}:{line} {what}: publish through {ATOMIC}"
+        for module, path in _modules().items()
+        if module != ATOMIC
+        for line, what in _publishing_calls(_tree(path))
+    ]
+    if bad:
+        msg = "files put in place outside the atomic writer:\n" + "\n".join(bad)
+        pytest.fail(msg, pytrace=False)
+
+
+# --- 6. one home per magic number ------------------------------------------------------------
+
+MAGIC = {"117": "the update's delta", "780": "the default time budget (13 min)"}
+
+
+def _magic(n: ast.AST) -> str | None:
+    """Which magic number node n is: the literal 117 or 780, or 13 * 60 (either order)."""
+    if isinstance(n, ast.Constant) and type(n.value) in (int, float):
+        return {117: "117", 780: "780"}.get(n.value)  # type: ignore[call-overload]
+    if (
+        isinstance(n, ast.BinOp)
+        and isinstance(n.op, ast.Mult)
+        and isinstance(n.left, ast.Constant)
+        and isinstance(n.right, ast.Constant)
+        and {n.left.value, n.right.value} == {13, 60}
+    ):
+        return "780"
+    return None
+
+
+def _definition(stmt: ast.stmt) -> tuple[str, ast.AST] | None:
+    """(NAME, value) of a module-level `NAME = constant` or `NAME: type = constant`."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target, value = stmt.targets[0], stmt.value
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        target, value = stmt.target, stmt.value
+    else:
+        return None
+    return (target.id, value) if isinstance(target, ast.Name) else None
+
+
+def test_each_magic_number_has_one_home():
+    homes: dict[str, list[str]] = {k: [] for k in MAGIC}
+    stray: list[str] = []
+    for path in _modules().values():
+        tree = _tree(path)
+        defining: set[int] = set()
+        for stmt in tree.body:
+            if (d := _definition(stmt)) and (key := _magic(d[1])):
+                homes[key].append(f"{_rel(path)}:{stmt.lineno} {d[0]}")
+                defining.add(id(d[1]))
+                defining.update(id(c) for c in ast.walk(d[1]))
+        for n in ast.walk(tree):
+            if id(n) not in defining and (key := _magic(n)):
+                if isinstance(n, ast.BinOp):
+                    defining.update(id(c) for c in (n.left, n.right))  # 13 * 60: once
+                stray.append(f"{_rel(path)}:{n.lineno} {key} ({MAGIC[key]})")
+    bad = [
+        f"{key} defined {len(h)} times: {', '.join(h)}" for key, h in homes.items() if len(h) > 1
+    ]
+    bad += [f"{s}: use the named constant" for s in sorted(stray)]
+    if bad:
+        pytest.fail("magic numbers outside their one home:\n" + "\n".join(bad), pytrace=False)
+
+
+# --- the detectors themselves, on a made-up package -----------------------------------------
+
+FAKE = {
+    "__init__.py": "class WisconsinError(Exception):\n    pass\n",
+    "workloads/__init__.py": 'WORKLOADS = {"x": "wisconsin.workloads.x"}\n',
+    "workloads/x.py": "def get():\n    from wisconsin import workloads\n",
+    "a.py": (
+        '"""wisconsin.b is not imported by this docstring."""\n'
+        "import logging\n"
+        'log = logging.getLogger("wisconsin.b")\n'
+        'if "wisconsin.b" == __name__:\n'  # a comparison names no import
+        "    pass\n"
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from .c import C\n"
+    ),
+    "b.py": "import importlib\nm = importlib.import_module('.a', __package__)\n",
+    "c.py": 'FACTORY = "wisconsin.b:make"\n',
+    "store/__init__.py": 'PRELOAD = ["wisconsin.engines"]\n',
+    "engines/__init__.py": "from wisconsin import outputs\n",
+    "outputs.py": "from wisconsin.engines import thing\n",
+}
+
+
+def _fake(tmp_path: Path) -> Path:
+    src = tmp_path / PKG
+    for name, text in FAKE.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    return src
+
+
+def test_the_graph_sees_function_type_checking_relative_and_string_imports(tmp_path):
+    edges = _edges(_fake(tmp_path))
+    found = {
+        (s.removeprefix(f"{PKG}."), d.removeprefix(f"{PKG}."), e.string)
+        for (s, d), e in edges.items()
+    }
+    assert found == {
+        ("workloads", "workloads.x", True),  # a registry
+        ("workloads.x", "workloads", False),  # inside a function, its own parent package
+        ("a", "c", False),  # TYPE_CHECKING, relative
+        ("b", "a", True),  # import_module, relative
+        ("c", "b", True),  # a factory string
+        ("store", "engines", True),  # a preload list
+        ("engines", "outputs", False),
+        ("outputs", "engines", False),
+    }
+    assert _cycles(edges) == [
+        [f"{PKG}.a", f"{PKG}.b", f"{PKG}.c"],
+        [f"{PKG}.engines", f"{PKG}.outputs"],
+        [f"{PKG}.workloads", f"{PKG}.workloads.x"],
+    ]
+
+
+def test_the_layer_rules():
+    w = f"{PKG}."
+    assert _layer_violation(w + "cli", w + "generator.core") is None
+    assert _layer_violation(w + "workloads.x", w + "workloads") is None
+    assert _layer_violation(w + "engines.a", w + "outputs") is None  # a root module
+    assert _layer_violation(w + "store", w + "engines") == "store is below engines"
+    assert _layer_violation(w + "builds.a", w + "engines.b") == "builds and engines are siblings"
+    assert (
+        _layer_violation(w + "outputs", w + "engines")
+        == "a root module imports no layer package (engines)"
+    )
+    assert _layer_violation(w + "__main__", w + "cli") is None
+    assert _layer_violation(w + "cli", w + "__main__") == f"nothing imports {PKG}.__main__"
+
+
+def test_the_publishing_detector_ignores_string_and_dataclass_replace():
+    code = (
+        "import os, dataclasses, shutil\n"
+        "s.replace('a', 'b')\n"  # str.replace: two arguments
+        "'x'.replace(y)\n"  # a string literal
+        "dataclasses.replace(m, index=1)\n"
+        "when.replace(tzinfo=None)\n"
+        "os.replace(tmp, final)\n"  # 6
+        "tmp.replace(final)\n"  # 7
+        "tmp.rename(final)\n"  # 8
+        "os.link(tmp, final)\n"  # 9
+        "shutil.move(tmp, final)\n"  # 10
+    )
+    assert [line for line, _ in _publishing_calls(ast.parse(code))] == [6, 7, 8, 9, 10]
+
+
+def test_the_magic_number_detector():
+    found = [_magic(n) for n in ast.walk(ast.parse("a = 117\nb = 13 * 60\nc = 780.0\nd = 118\n"))]
+    assert sorted(k for k in found if k) == ["117", "780", "780"]

@@ -1,0 +1,296 @@
+"""`wisconsin bench`: the main job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from wisconsin.cli.options import (
+    DEFAULT_OUT,
+    MODE,
+    REPEAT,
+    SEED,
+    TRANSPORT,
+    _cluster_options,
+    _engine_config,
+    _int_list,
+    _max_reps,
+    _progress,
+    data_option,
+    measurement_options,
+)
+from wisconsin.workloads import NAMES as WORKLOAD_NAMES
+from wisconsin.workloads.wisconsin.presets import DEFAULT_TIME_BUDGET_S
+
+# --------------------------------------------------------------------------- bench
+
+
+def _bytes(ctx, param, value: str | None) -> int | None:
+    if value is None:
+        return None
+    import re
+
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)i?b?\s*", value.lower())
+    if not m:
+        raise click.BadParameter(f"expected a size like 10GB or 500MB, got {value!r}")
+    return int(float(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " "))
+
+
+@click.command()
+@click.option(
+    "--preset",
+    default=None,
+    help="Fixed table sizes (tiny, laptop, clx, vlx: no calibration). Default: sizes "
+    "calibrated on this machine within --disk-budget and --time-budget.",
+)
+@data_option("Where tables are generated (and reused from).")
+@MODE
+@click.option(
+    "--partitions",
+    callback=_int_list,
+    default=None,
+    help="Partition counts (default: 1,2,4,8,16, or the preset's).",
+)
+@SEED
+@measurement_options
+@REPEAT
+@TRANSPORT
+@click.option(
+    "--time-budget",
+    type=click.FloatRange(min=60),
+    default=None,
+    metavar="SECONDS",
+    help="The whole bench (generate, rounds, report): calibrated sizes are chosen to fit "
+    "it, and no round starts that would end after it. Default: "
+    f"{DEFAULT_TIME_BUDGET_S:.0f} ({DEFAULT_TIME_BUDGET_S / 60:.0f} min) when "
+    "calibrating, none with a --preset.",
+)
+@click.option(
+    "--disk-budget",
+    callback=_bytes,
+    default="10GB",
+    show_default=True,
+    help="Disk the calibrated tables may take (printed before starting).",
+)
+@click.option(
+    "--out",
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Directory for run file, report, figures (not the repository's runs/).",
+)
+@click.option("--quiet", is_flag=True, help="No progress bar, no report on the terminal.")
+@_cluster_options(worker_data=True)
+@click.option(
+    "--workload",
+    type=click.Choice(WORKLOAD_NAMES),
+    default=WORKLOAD_NAMES[0],
+    show_default=True,
+    help="wisconsin: the batch queries; debitcredit: OLTP scaleup (docs/debitcredit.md).",
+)
+@click.option(
+    "--branches",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="DebitCredit: branches per partition (10 per rated tps; 10,000 accounts each).",
+)
+@click.option(
+    "--step-seconds",
+    type=click.FloatRange(min=0.1),
+    default=3.0,
+    show_default=True,
+    help="DebitCredit: length of each measured window.",
+)
+@click.option(
+    "--rule",
+    type=click.Choice(["95/1", "90/2"]),
+    default="95/1",
+    show_default=True,
+    help="DebitCredit: tps rule, 95%% within 1 s (standard) or 90%% within 2 s (Tandem 1987).",
+)
+def bench(
+    preset,
+    data_dir,
+    mode,
+    partitions,
+    seed,
+    cache,
+    min_reps,
+    max_reps,
+    target_ci,
+    repeat,
+    transport,
+    time_budget,
+    disk_budget,
+    out,
+    quiet,
+    cluster_address,
+    tls_ca,
+    tls_cert,
+    tls_key,
+    worker_data,
+    workload,
+    branches,
+    step_seconds,
+    rule,
+) -> None:
+    """The main job: size the tables for this machine, generate, run F and G at every
+    partition count in interleaved rounds, report and plot.
+
+    With --workload debitcredit: OLTP scaleup at P = 1, 2, 4 (or --partitions).
+    """
+
+    if workload == "debitcredit":
+        if cluster_address is not None:
+            raise click.UsageError("--workload debitcredit runs on this machine (no --cluster)")
+        from wisconsin.workloads.debitcredit.pipeline import bench_command
+
+        say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
+        _run, path, text, files = bench_command(
+            data_dir,
+            partitions or (1, 2, 4),
+            seed,
+            repeat,
+            out,
+            branches,
+            step_seconds,
+            rule,
+            say=say,
+        )
+        if not quiet:
+            click.echo(text)
+        click.echo(f"run file: {path}")
+        click.echo(f"report:   {files[0]}")
+        click.echo(f"figures:  {', '.join(str(f) for f in files[1:] if f.suffix == '.png')}")
+        return
+    import time
+
+    from wisconsin.measure.runner import RunOptions, default_run_path
+    from wisconsin.store import check_writable
+    from wisconsin.workloads.wisconsin.pipeline import (
+        BENCH_PARTITIONS,
+        check_disk_budget,
+        disk_plan,
+        plan_sizes,
+        preset_specs,
+    )
+    from wisconsin.workloads.wisconsin.pipeline import bench as run_bench
+    from wisconsin.workloads.wisconsin.presets import get_preset
+    from wisconsin.workloads.wisconsin.queries import CATALOG
+
+    started = time.monotonic()
+    # before the calibration probe and the build: both are wasted if no run file can be saved
+    check_writable(default_run_path(out, mode).parent, f"--out {out}")
+    max_reps = _max_reps(min_reps, max_reps)
+    if time_budget is None and preset is None:
+        time_budget = DEFAULT_TIME_BUDGET_S
+    if cluster_address is None and worker_data is not None:
+        raise click.UsageError("--worker-data needs --cluster")
+    if preset is not None:
+        chosen = get_preset(preset)
+        parts = partitions or chosen.partitions
+    else:
+        if cluster_address is not None:
+            raise click.UsageError("--cluster needs a --preset (calibration probes this machine)")
+        from wisconsin.measure.calibrate import probe
+        from wisconsin.measure.environment import usable_cores
+
+        parts = partitions or BENCH_PARTITIONS
+        check_disk_budget(disk_budget, parts)  # before the probe writes its table
+        click.echo("calibrating this machine (a probe table, cold and warm scans, dispatch)...")
+        found = probe(
+            Path(data_dir) / "_probe",
+            max_partitions=min(usable_cores(), max(parts)),
+            scan=CATALOG.get("scan"),
+        )
+        plan = plan_sizes(
+            found,
+            disk_budget=disk_budget,
+            time_budget_s=time_budget - (time.monotonic() - started),
+            partitions=parts,
+        )
+        chosen = plan.preset
+        click.echo(
+            f"probe: {found.cores} cores; cold full-row scan "
+            f"{(found.cold_scan_rows_per_s or 0) / 1e6:.2f} M rows/s per process; storage "
+            f"{(found.storage_read_bytes_per_s or 0) / 2**20:.0f} MB/s; harness overhead "
+            f"{(found.dispatch_s or 0) * 1e3:.1f} ms at P = {found.dispatch_partitions}"
+        )
+        click.echo(
+            f"sizes: F {plan.f_rows:,} rows, G {plan.g_rows:,} rows per partition, P = "
+            f"{','.join(map(str, parts))}: {plan.disk_bytes / 2**30:.1f} GB of disk (budget "
+            f"{disk_budget / 2**30:.1f} GB), ~{plan.predicted_s / 60:.0f} min predicted "
+            f"(budget {time_budget / 60:.0f} min); shortest headline scan ~"
+            f"{plan.min_scan_s:.2f} s vs {plan.bound_s:.2f} s needed"
+        )
+        for note in plan.notes:
+            click.echo(f"note: {note}")
+    disk = disk_plan(preset_specs(chosen, seed, ("F", "G"), parts), data_dir, bool(cluster_address))
+    _announce_bench(disk, data_dir, out)
+    engine = _engine_config(
+        mode, parts, None, 3600, cluster_address, (tls_ca, tls_cert, tls_key), transport
+    )
+    opts = RunOptions(
+        catalog=CATALOG,
+        data_dir=data_dir,
+        mode=mode,
+        partitions=parts,
+        repeat=repeat,
+        out=out,
+        engine=engine,
+        cache=cache,
+        min_reps=min_reps,
+        max_reps=max_reps,
+        target_ci=target_ci,
+    )
+    with _progress(quiet) as progress:
+        result = run_bench(
+            chosen,
+            data_dir,
+            seed,
+            opts,
+            progress=progress,
+            worker_data=worker_data,
+            deadline=None if time_budget is None else started + time_budget,
+            announce=click.echo,
+        )
+    if not quiet:
+        click.echo(result.report_text)
+    reused = f" (reused {', '.join(result.tables_reused)})" if result.tables_reused else ""
+    click.echo(f"tables:   {data_dir}{reused}")
+    click.echo(f"run file: {result.run_path} ({result.run.stop_reason})")
+    click.echo(f"report:   {result.report_path}")
+    click.echo(f"html:     {result.html_path}")
+    click.echo(
+        f"figures:  {len(result.figures)} files in {result.run_path.parent}, e.g. "
+        f"{next((f for f in result.figures if 'overview' in f.name and f.suffix == '.png'), result.figures[0])}"
+    )
+    click.echo(
+        f"bench took {time.monotonic() - started:.0f} s; check it with `wisconsin audit {result.run_path}`"
+    )
+
+
+def _gb(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.0f} MB"
+
+
+def _announce_bench(plan, data_dir: str, out: str) -> None:
+    """Say where bench writes and how much disk it needs before it writes anything;
+    refuse at once when the local disk cannot hold the tables."""
+    data = Path(data_dir).absolute()
+    reused = f" ({', '.join(plan.reused)} already built)" if plan.reused else ""
+    if plan.free_bytes is None:
+        where = f"on the cluster workers' disks (manifests in {data})"
+    else:
+        where = f"in {data}, {_gb(plan.free_bytes)} free there"
+        if plan.new_bytes * 1.1 > plan.free_bytes:
+            raise click.ClickException(
+                f"bench needs about {_gb(plan.new_bytes)} for its tables in {data} but only "
+                f"{_gb(plan.free_bytes)} are free: free some space, choose another --data, "
+                "or a smaller --preset/--partitions"
+            )
+    click.echo(
+        f"bench: about {_gb(plan.new_bytes)} of tables to generate{reused} {where}; "
+        f"run file, report and figures go to {Path(out).absolute()}"
+    )

@@ -1,0 +1,274 @@
+"""Options and parsing helpers the commands share (parse and check only: no library work)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+
+import click
+
+from wisconsin import engines
+
+# --------------------------------------------------------------------------- parsing helpers
+
+
+def _int_list(ctx, param, value: str | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    if any(not v.strip() for v in value.split(",")):  # "2,,4" is a typo, not "2,4"
+        raise click.BadParameter(f"empty item in {value!r}: expected e.g. 1,2,4")
+    try:
+        items = tuple(int(v) for v in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
+    if not items or any(i <= 0 for i in items):
+        raise click.BadParameter(f"expected positive integers, got {value!r}")
+    return tuple(sorted(set(items)))
+
+
+def _kinds(ctx, param, value: str) -> tuple[str, ...]:
+    kinds = tuple(dict.fromkeys(k.strip().upper() for k in value.split(",") if k.strip()))
+    bad = [k for k in kinds if k not in ("F", "G")]
+    if bad or not kinds:
+        raise click.BadParameter(f"unknown table kind {','.join(bad) or value!r}: use F, G or F,G")
+    return kinds
+
+
+def _cluster_options(worker_data: bool):
+    """--cluster and the TLS files (and --worker-data where tables are generated)."""
+
+    def deco(fn):
+        opts = [
+            click.option(
+                "--cluster",
+                "cluster_address",
+                default=None,
+                metavar="ADDRESS",
+                help="Dask scheduler (tcp://host:port or tls://host:port); shared-nothing only.",
+            ),
+            click.option("--tls-ca", type=click.Path(dir_okay=False), help="CA bundle (PEM)."),
+            click.option(
+                "--tls-cert", type=click.Path(dir_okay=False), help="Client certificate (PEM)."
+            ),
+            click.option("--tls-key", type=click.Path(dir_okay=False), help="Its private key."),
+        ]
+        if worker_data:
+            opts.append(
+                click.option(
+                    "--worker-data",
+                    default=None,
+                    help="Data root on each worker host, unless the worker's "
+                    "$WISCONSIN_DATA_DIR is set (default: the --data path). See docs/cluster.md.",
+                )
+            )
+        for opt in reversed(opts):
+            fn = opt(fn)
+        return fn
+
+    return deco
+
+
+def _engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key):
+    """(address, Security) for EngineConfig, or (None, None) without --cluster."""
+    if cluster_address is None:
+        if tls_ca or tls_cert or tls_key:
+            raise click.UsageError("--tls-ca/--tls-cert/--tls-key need --cluster")
+        return None, None
+    engines.check_cluster(mode, cluster_address)
+    from wisconsin.cluster import resolve_target
+
+    return resolve_target(cluster_address, tls_ca, tls_cert, tls_key)
+
+
+# --------------------------------------------------------------------------- shared options
+
+# Git-ignored, like wisconsin-data/: the repository's runs/ holds only the reference runs.
+DEFAULT_OUT = "wisconsin-runs"
+
+PRESET = click.option(
+    "--preset",
+    default="laptop",
+    show_default=True,
+    help="Table sizes: tiny, laptop, clx or vlx (the spec's Table 1).",
+)
+SEED = click.option(
+    "--seed",
+    type=int,
+    default=1989,
+    show_default=True,
+    help="Generator seed: the same seed and sizes give the same rows.",
+)
+MODE = click.option(
+    "--mode",
+    type=click.Choice(list(engines.MODES)),
+    default=engines.MODES[0],
+    show_default=True,
+    help="; ".join(f"{e.name}: {e.description}" for e in engines.ENGINES.values()) + ".",
+)
+TRANSPORT = click.option(
+    "--transport",
+    type=click.Choice(["direct", "dask"]),
+    default="direct",
+    show_default=True,
+    help="shared-nothing: how timed statements reach the workers: a direct socket per "
+    "partition, or a pinned Dask task each (the old path, ~15-25 ms more per statement at "
+    "P = 2). A TLS cluster always uses dask (the socket is not encrypted).",
+)
+REPEAT = click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Exactly this many timed rounds (sets --min-reps and --max-reps); DebitCredit: "
+    "closed windows and passes of the stepped curve per P (default 3).",
+)
+
+
+def measurement_options(fn):
+    """--cache, --min-reps, --max-reps, --target-ci, --time-budget (run and bench)."""
+    opts = [
+        click.option(
+            "--cache",
+            type=click.Choice(["cold", "warm"]),
+            default="cold",
+            show_default=True,
+            help="cold: every partition evicted from the OS page cache and DuckDB before each "
+            "timed execution, proven by the bytes read (the paper's disk-bound tables); warm: "
+            "the statement runs untimed right before, data resident.",
+        ),
+        click.option(
+            "--min-reps",
+            type=click.IntRange(min=1),
+            default=5,
+            show_default=True,
+            help="Timed rounds at least (each round runs every table and query once).",
+        ),
+        click.option(
+            "--max-reps",
+            type=click.IntRange(min=1),
+            default=10,
+            show_default=True,
+            help="Timed rounds at most.",
+        ),
+        click.option(
+            "--target-ci",
+            type=click.FloatRange(min=0, min_open=True),
+            default=0.10,
+            show_default=True,
+            help="Stop once every headline ratio's 95% interval is within +- this fraction.",
+        ),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _max_reps(min_reps: int, max_reps: int) -> int:
+    """--max-reps as given, refused below --min-reps (before bench builds anything); left at
+    its default, at least --min-reps."""
+    source = click.get_current_context().get_parameter_source("max_reps")
+    if source == click.core.ParameterSource.DEFAULT:
+        return max(min_reps, max_reps)
+    if max_reps < min_reps:
+        raise click.BadParameter(
+            f"{max_reps} is below --min-reps {min_reps}", param_hint="'--max-reps'"
+        )
+    return max_reps
+
+
+def data_option(help_text: str):
+    return click.option(
+        "--data",
+        "data_dir",
+        type=click.Path(file_okay=False),
+        default="wisconsin-data",
+        show_default=True,
+        help=help_text,
+    )
+
+
+def _engine_config(
+    mode, partitions, memory_limit, timeout, cluster_address, tls, transport="direct"
+):
+    from wisconsin.engines import default_memory_limit
+    from wisconsin.engines.base import EngineConfig
+
+    address, security = _engine_target(cluster_address, mode, *tls)
+    if not memory_limit and address:
+        from wisconsin.cluster import WORKER_MEMORY_LIMIT
+
+        # Decided on each worker, from its own memory limit: not the client's RAM.
+        memory_limit = WORKER_MEMORY_LIMIT
+    return EngineConfig(
+        memory_limit=memory_limit or default_memory_limit(mode, partitions),
+        memory_fraction=None if memory_limit else 0.6,  # default: RAM split per table's P
+        timeout_s=timeout,
+        cluster=address,
+        security=security,
+        transport=transport,
+    )
+
+
+LOG_EVERY_S = 15.0
+
+
+def _log_lines(stream) -> Callable[[str, int, int], None]:
+    """Progress as plain timestamped lines, for output that is not a terminal: one when a
+    step starts or ends and at most one every LOG_EVERY_S seconds in between."""
+    import time
+    from datetime import datetime
+
+    state = {"label": None, "at": 0.0}
+
+    def update(label: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        new, finished = label != state["label"], done >= total > 0
+        if not (new or finished or now - state["at"] >= LOG_EVERY_S):
+            return
+        if finished and not new and state.get("finished") == label:
+            return
+        state.update(label=label, at=now, finished=label if finished else None)
+        pct = f" ({100 * done / total:.0f}%)" if total else ""
+        stamp = datetime.now().strftime("%H:%M:%S")
+        click.echo(f"[{stamp}] {label}: {done:,}/{total:,}{pct}", file=stream)
+
+    return update
+
+
+@contextlib.contextmanager
+def _progress(quiet: bool) -> Iterator:
+    """Yields a (label, done, total) callback: a rich progress bar with rows/s on a
+    terminal, timestamped log lines on stderr when it is redirected, None when quiet."""
+    if quiet:
+        yield None
+        return
+    if not sys.stderr.isatty():
+        yield _log_lines(sys.stderr)
+        return
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, transient=False) as bar:
+        tasks: dict[str, int] = {}
+
+        def update(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(label, total=max(total, 1), rate="")
+            task = bar.tasks[tasks[label]]
+            elapsed = task.elapsed or 0.0
+            rate = f"{done / elapsed / 1e6:.2f} M rows/s" if elapsed > 0.5 and done else ""
+            bar.update(tasks[label], completed=done, total=max(total, 1), rate=rate)
+
+        yield update

@@ -1,0 +1,261 @@
+"""`wisconsin run`: measure generated tables."""
+
+from __future__ import annotations
+
+import statistics
+
+import click
+
+from wisconsin.cli.options import (
+    DEFAULT_OUT,
+    MODE,
+    REPEAT,
+    TRANSPORT,
+    _cluster_options,
+    _engine_config,
+    _int_list,
+    _kinds,
+    _max_reps,
+    _progress,
+    data_option,
+    measurement_options,
+)
+
+# --------------------------------------------------------------------------- run
+
+
+@click.command("run")
+@data_option("Directory the tables were generated into.")
+@MODE
+@click.option(
+    "--tables",
+    "kinds",
+    default="F,G",
+    callback=_kinds,
+    help="F (speedup), G (scaleup) or F,G (default: whichever are generated in --data).",
+)
+@click.option(
+    "--partitions",
+    callback=_int_list,
+    default=None,
+    help="Partition counts (default: every count generated in --data for the chosen tables).",
+)
+@click.option(
+    "--queries",
+    "query_list",
+    default=None,
+    help="Comma-separated queries.  [default: every registered query: scan, select, average, update, join]",
+)
+@click.option(
+    "--scan-variant",
+    type=click.Choice(["full-row", "predicate-column", "as-written"]),
+    default="full-row",
+    show_default=True,
+    help="How the table scan is kept from being answered without scanning.",
+)
+@measurement_options
+@REPEAT
+@TRANSPORT
+@click.option(
+    "--time-budget",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Start no round that would end after this many seconds (default: no limit; with "
+    "--resume, replaces the run's budget).",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Untimed executions: cold, a first round of them (evicted first, so tagged cold); "
+    "warm, this many (at least 1) right before each timed one.",
+)
+@click.option(
+    "--order-seed",
+    type=int,
+    default=None,
+    help="Seed of the rounds' shuffled order (default: from the clock; always recorded).",
+)
+@click.option(
+    "--out",
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Directory for the run file, or a .json path.",
+)
+@click.option(
+    "--memory-limit",
+    default=None,
+    help="DuckDB memory_limit per instance (default: 60% of RAM split among the P instances; "
+    "with --cluster, 60% of each worker's Dask memory limit split among its partitions).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=3600,
+    show_default=True,
+    help="Seconds any worker may take to answer.",
+)
+@click.option("--quiet", is_flag=True, help="No progress bar or progress lines.")
+@click.option(
+    "--resume",
+    "resume_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="RUN.json",
+    help="Continue an incomplete run (its options come from the file).",
+)
+@_cluster_options(worker_data=False)
+@click.pass_context
+def run_command(
+    ctx,
+    data_dir,
+    mode,
+    kinds,
+    partitions,
+    query_list,
+    scan_variant,
+    cache,
+    min_reps,
+    max_reps,
+    target_ci,
+    repeat,
+    transport,
+    time_budget,
+    warmup,
+    order_seed,
+    out,
+    memory_limit,
+    timeout,
+    resume_path,
+    quiet,
+    cluster_address,
+    tls_ca,
+    tls_cert,
+    tls_key,
+) -> None:
+    """Time the five queries on F and G tables at each partition count, in interleaved
+    rounds; save a run file."""
+    from wisconsin.measure.runner import RunOptions, available_partitions, resume, run
+    from wisconsin.workloads.wisconsin.queries import CATALOG, QUERIES, parse_queries
+
+    if resume_path is not None:
+        # --time-budget: a run whose budget ran out before its first timed round needs more
+        allowed = {
+            "resume_path",
+            "timeout",
+            "time_budget",
+            "quiet",
+            "tls_ca",
+            "tls_cert",
+            "tls_key",
+        }
+        given = [
+            f"--{k.replace('_', '-')}"
+            for k in ctx.params
+            if k not in allowed
+            and ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE
+        ]
+        if given:
+            raise click.UsageError(
+                f"--resume takes its options from the run file; drop {', '.join(given)}"
+            )
+        with _progress(quiet) as progress:
+            result, path = resume(
+                resume_path,
+                progress=progress,
+                catalog=CATALOG,
+                tls=(tls_ca, tls_cert, tls_key),
+                timeout_s=timeout,
+                time_budget_s=time_budget,
+            )
+        _print_run_summary(result)
+        click.echo(f"run file: {path}")
+        return
+    explicit = ctx.get_parameter_source("kinds")
+    kinds, partitions = _tables_to_run(
+        data_dir, kinds, explicit != click.core.ParameterSource.DEFAULT, partitions
+    )
+    partitions = partitions or available_partitions(data_dir, kinds) or None
+    engine = _engine_config(
+        mode,
+        partitions or (16,),
+        memory_limit,
+        timeout,
+        cluster_address,
+        (tls_ca, tls_cert, tls_key),
+        transport,
+    )
+    opts = RunOptions(
+        catalog=CATALOG,
+        data_dir=data_dir,
+        mode=mode,
+        kinds=kinds,
+        partitions=partitions,
+        queries=parse_queries(query_list) if query_list is not None else QUERIES,
+        scan_variant=scan_variant,
+        repeat=repeat,
+        warmup=warmup,
+        out=out,
+        engine=engine,
+        cache=cache,
+        min_reps=min_reps,
+        max_reps=_max_reps(min_reps, max_reps),
+        target_ci=target_ci,
+        time_budget_s=time_budget,
+        order_seed=order_seed,
+    )
+    with _progress(quiet) as progress:
+        result, path = run(opts, progress=progress)
+    _print_run_summary(result)
+    click.echo(f"run file: {path}")
+
+
+def _tables_to_run(data_dir: str, kinds, explicit: bool, partitions):
+    """(kinds, partitions) for `run`: without --tables, the kinds that are generated; without
+    --partitions, the counts generated for every kind. A one-line error says what is missing."""
+    from wisconsin.store import tables_in
+
+    have = tables_in(data_dir)
+    if not have:
+        raise click.ClickException(
+            f"no tables in {data_dir}: run `wisconsin generate --data {data_dir}` first"
+        )
+    counts = {k: {p for kk, p in have.values() if kk == k} for k in ("F", "G")}
+    holds = f"it holds {', '.join(have)}"
+    if not explicit:
+        present = tuple(k for k in kinds if counts[k])
+        full = tuple(k for k in present if partitions and set(partitions) <= counts[k])
+        kinds = full or present
+    missing = [k for k in kinds if not counts[k]]
+    if missing:
+        other = [k for k in kinds if counts[k]]
+        hint = f", or choose --tables {','.join(other)}" if other else ""
+        raise click.ClickException(
+            f"no {' or '.join(missing)} tables in {data_dir} ({holds}): generate them{hint}"
+        )
+    if partitions is None:
+        common = set.intersection(*(counts[k] for k in kinds))
+        if not common:
+            each = "; ".join(f"{k} at P = {', '.join(map(str, sorted(counts[k])))}" for k in kinds)
+            raise click.ClickException(
+                f"no partition count has every one of {', '.join(kinds)} in {data_dir} "
+                f"({each}): choose --tables, or generate the missing tables"
+            )
+        partitions = tuple(sorted(common))
+    return kinds, partitions
+
+
+def _print_run_summary(result) -> None:
+    by_table: dict[str, list[str]] = {}
+    for m in result.measurements:
+        ms = f"{statistics.median(m.times) * 1e3:.1f}" if m.times else "-"  # none timed
+        by_table.setdefault(m.table, []).append(f"{m.query} {ms}")
+    c = result.config
+    click.echo(
+        f"{c.mode}, {c.cache or 'warm'} cache, {c.repeat} rounds ({result.stop_reason}): "
+        "median ms per query (all answers verified)"
+    )
+    for table, cells in by_table.items():
+        click.echo(f"  {table:>4}  " + "  ".join(cells))

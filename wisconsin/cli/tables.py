@@ -1,0 +1,268 @@
+"""Commands on tables: generate, info, repair, export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from wisconsin.cli.options import (
+    PRESET,
+    SEED,
+    _cluster_options,
+    _engine_target,
+    _int_list,
+    _kinds,
+    _progress,
+    data_option,
+)
+
+# --------------------------------------------------------------------------- generate
+
+
+@click.command()
+@click.option(
+    "--kind",
+    default="F,G",
+    show_default=True,
+    callback=_kinds,
+    help="F (fixed size: speedup), G (fixed rows per partition: scaleup), or F,G.",
+)
+@click.option(
+    "--rows",
+    type=int,
+    default=None,
+    help="F: total rows; G: rows per partition. Overrides the preset (needs one --kind).",
+)
+@click.option(
+    "--partitions",
+    callback=_int_list,
+    default=None,
+    help="Comma-separated partition counts (default: the preset's, e.g. 2,4,8,16).",
+)
+@PRESET
+@SEED
+@data_option("Directory holding one sub-directory per table.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Concurrent builder processes (default: cores).",
+)
+@click.option("--quiet", is_flag=True, help="No progress bar or progress lines.")
+@_cluster_options(worker_data=True)
+def generate(
+    kind,
+    rows,
+    partitions,
+    preset,
+    seed,
+    data_dir,
+    jobs,
+    quiet,
+    cluster_address,
+    tls_ca,
+    tls_cert,
+    tls_key,
+    worker_data,
+) -> None:
+    """Build F and/or G tables, each partition in its own process (or on its cluster worker)."""
+    from wisconsin.builds import build_tables
+    from wisconsin.store import TableSpec
+    from wisconsin.workloads.wisconsin.presets import get_preset
+
+    p = get_preset(preset)
+    if rows is not None and len(kind) > 1:
+        raise click.BadParameter(
+            "--rows means different things for F and G; give one --kind", param_hint="--rows"
+        )
+    specs = [
+        TableSpec(k, rows if rows is not None else p.rows_for(k), n_parts, seed)
+        for k in kind
+        for n_parts in (partitions or p.partitions)
+    ]
+    if cluster_address is None:
+        _engine_target(None, "shared-nothing", tls_ca, tls_cert, tls_key)
+        if worker_data is not None:
+            raise click.UsageError("--worker-data needs --cluster")
+    elif jobs is not None:
+        raise click.UsageError("--jobs has no effect with --cluster (each worker builds its own)")
+    client = None
+    if cluster_address is not None:
+        from wisconsin.cluster import connect, resolve_target
+
+        client = connect(*resolve_target(cluster_address, tls_ca, tls_cert, tls_key))
+    try:
+        with _progress(quiet) as progress:
+            result = build_tables(
+                data_dir,
+                specs,
+                jobs=jobs,
+                progress=progress,
+                announce=None if quiet else (lambda line: click.echo(line, err=True)),
+                client=client,
+                worker_data=worker_data,
+            )
+    finally:
+        if client is not None:
+            client.close()
+    for m in result.manifests:
+        note = " (already built)" if m.name in result.reused_tables else ""
+        owners = sorted({f"{p.worker}@{p.host}" for p in m.parts if p.worker})
+        note += f" on {', '.join(owners)}" if owners else ""
+        click.echo(f"{Path(data_dir) / m.name}: {m.rows:,} rows in {m.partitions} partitions{note}")
+    if result.rows_built:
+        click.echo(
+            f"built {result.built_partitions} partition{'s' * (result.built_partitions != 1)} "
+            f"({result.rows_built:,} rows) in "
+            f"{result.seconds:.1f} s, {result.rows_per_second / 1e6:.2f} M rows/s"
+            + (
+                f"; {result.reused_partitions} partition{'s' * (result.reused_partitions != 1)} "
+                "kept from an earlier build"
+                if result.reused_partitions
+                else ""
+            )
+        )
+
+
+# --------------------------------------------------------------------------- info / export
+
+
+@click.command()
+@click.argument("table_dir", type=click.Path())
+@click.option("--no-verify", is_flag=True, help="Print the manifest without re-reading the files.")
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Also recompute the full content digest of both tables in every partition.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=600,
+    show_default=True,
+    help="Seconds the cluster's workers may take to verify.",
+)
+@_cluster_options(worker_data=False)
+def info(
+    table_dir, no_verify, deep, as_json, timeout, cluster_address, tls_ca, tls_cert, tls_key
+) -> None:
+    """Print a table's manifest and check its files: row counts, key ranges, DuckDB block
+    checksums, sample rows against the generator (see docs/storage.md); with --cluster,
+    partitions on cluster workers are checked there, by their owners."""
+    import dataclasses
+
+    from wisconsin.store import read_manifest
+    from wisconsin.store.check import verify_table
+
+    if cluster_address is None:
+        _engine_target(None, "shared-nothing", tls_ca, tls_cert, tls_key)
+    if no_verify:
+        m, problems = read_manifest(table_dir), []
+    elif cluster_address is not None:
+        from wisconsin.cluster import info_on_cluster
+
+        m, problems = info_on_cluster(
+            table_dir,
+            cluster_address,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            timeout=timeout,
+        )
+    else:
+        m, problems = verify_table(table_dir, deep=deep)
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(m), indent=1))
+    else:
+        click.echo(
+            f"{m.name}: kind {m.kind}, {m.rows:,} rows, {m.partitions} partitions, "
+            f"seed {m.seed}, generator {m.generator_version}, created {m.created_utc}, "
+            f"id {m.table_id}"
+        )
+        click.echo(f"storage: {', '.join(f'{k}={v}' for k, v in m.storage.items())}")
+        for p in m.parts:
+            where = f"  on {p.worker}@{p.host}" if p.worker else ""
+            click.echo(
+                f"  {p.file}  unique2 [{p.lo:,}, {p.hi:,})  {p.rows:,} rows  {p.checksum}{where}"
+            )
+    if problems:
+        for line in problems:
+            click.echo(f"problem: {line}", err=True)
+        raise click.ClickException(
+            f"{table_dir}: {len(problems)} problem(s) found; `wisconsin repair {table_dir}` "
+            "rebuilds the damaged partitions"
+        )
+    if not no_verify and not as_json:
+        remote = [p.index for p in m.parts if p.worker]
+        if remote and cluster_address is not None:
+            click.echo(
+                "verified: every partition matches the manifest, each read by its owner "
+                "on the host that wrote it"
+            )
+        elif remote:
+            click.echo(
+                f"verified: every local partition matches the manifest; partitions "
+                f"{', '.join(map(str, remote))} live on cluster workers and were not read "
+                "(give --cluster ADDRESS to verify them there)"
+            )
+        else:
+            how = "full content digests of both tables" if deep else "cheap check"
+            click.echo(f"verified: every partition matches the manifest ({how})")
+
+
+@click.command()
+@click.argument("table_dir", type=click.Path())
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Concurrent builder processes (default: cores).",
+)
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_cluster_options(worker_data=False)
+def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -> None:
+    """Rebuild exactly the damaged, missing or foreign partitions of a table (on their
+    cluster workers with --cluster)."""
+    from wisconsin.builds import repair_table
+
+    address, security = _engine_target(cluster_address, "shared-nothing", tls_ca, tls_cert, tls_key)
+    client = None
+    if address is not None:
+        from wisconsin.cluster import connect
+
+        client = connect(address, security)
+    try:
+        with _progress(quiet) as progress:
+            result = repair_table(table_dir, jobs=jobs, progress=progress, client=client)
+    finally:
+        if client is not None:
+            client.close()
+    if not result.damaged:
+        click.echo(f"{table_dir}: every partition matches the manifest; nothing to repair")
+        return
+    for part, problems in result.damaged.items():
+        click.echo(f"rebuilt partition {part}: {problems[0]}")
+    click.echo(
+        f"{table_dir}: {len(result.damaged)} partition(s) rebuilt and verified "
+        f"in {result.seconds:.1f} s"
+    )
+
+
+@click.command()
+@click.argument("table_dir", type=click.Path())
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="Directory for part-NNN.parquet files.",
+)
+def export(table_dir, out_dir) -> None:
+    """Write a table to Parquet, one file per partition, for other engines."""
+    from wisconsin.store import export_parquet
+
+    for path in export_parquet(table_dir, out_dir):
+        click.echo(str(path))

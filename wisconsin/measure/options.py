@@ -1,0 +1,40 @@
+"""What a Wisconsin run is asked to do: one frozen object passed from the CLI or the bench
+to the runner and its rounds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wisconsin.engines.base import EngineConfig
+from wisconsin.measure.catalog import QueryCatalog
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    data_dir: str
+    mode: str = "shared-nothing"
+    kinds: tuple[str, ...] = ("F", "G")
+    partitions: tuple[int, ...] | None = None  # None: every count generated for all kinds
+    # The workload's queries (wisconsin.workloads.wisconsin.queries.CATALOG): the runner
+    # binds and checks them through this object and never imports a workload.
+    catalog: QueryCatalog | None = None
+    queries: tuple[str, ...] | None = None  # None: the catalog's default list
+    scan_variant: str | None = None  # None: the catalog's default
+    repeat: int | None = None  # shorthand for min_reps = max_reps = repeat
+    warmup: int = 1
+    out: str = "runs"
+    engine: EngineConfig = EngineConfig()
+    cache: str = "cold"
+    min_reps: int = 5
+    max_reps: int = 10
+    target_ci: float = 0.10  # relative half-width of every headline ratio's interval
+    time_budget_s: float | None = None
+    order_seed: int | None = None  # None: drawn from the clock (and recorded)
+    baseline: bool = True  # time the F1 table with one in-process DuckDB thread too
+
+    @property
+    def reps(self) -> tuple[int, int]:
+        """(min, max) timed rounds."""
+        if self.repeat is not None:
+            return self.repeat, self.repeat
+        return self.min_reps, self.max_reps
