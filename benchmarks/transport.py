@@ -34,6 +34,8 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
+from _results import recorded  # benchmarks/_results.py: this directory is sys.path[0] here
+
 # run as a script, this file's directory is sys.path[0]; keep it from shadowing packages
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
@@ -45,6 +47,7 @@ from wisconsin.engines import commit  # noqa: E402
 from wisconsin.engines.base import EngineConfig  # noqa: E402
 from wisconsin.engines.duckdb_session import memory_share  # noqa: E402
 from wisconsin.engines.shared_nothing import SharedNothingEngine  # noqa: E402
+from wisconsin.workloads.wisconsin import queries  # noqa: E402
 from wisconsin.workloads.wisconsin.queries import UPDATE_DELTA  # noqa: E402
 
 SIDES = ("dask", "direct")
@@ -64,10 +67,13 @@ def one(eng: SharedNothingEngine, m: store.Manifest, query: str, cold: bool) -> 
         eng.make_cold()
     noop = eng.execute(eng.noop_statements()).wall_s
     # unprofiled, as the runner times every query but the scan
-    stmts = {p: replace(s, profile=False) for p, s in eng.statements(query, m, "full-row").items()}
+    stmts = {
+        p: replace(s, profile=False)
+        for p, s in eng.statements(queries.get(query), m, "full-row").items()
+    }
     if query == "update":
         update, undo = (f"u{uuid.uuid4().hex[:16]}" for _ in range(2))
-        back = eng.statements(query, m, "full-row", delta=-UPDATE_DELTA)
+        back = eng.statements(queries.get(query), m, "full-row", delta=-UPDATE_DELTA)
         with commit.update_pair(eng.table_dir, update, undo, back):
             step = eng.update(update, stmts)
             eng.update(undo, back)
@@ -169,4 +175,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recorded("transport"):
+        main()
