@@ -334,3 +334,71 @@ def test_a_hand_edited_manifest_field_is_named_as_in_run_files(tmp_path, edit, s
     with pytest.raises(StoreError) as info:
         store.read_manifest(tmp_path)
     assert str(info.value) == f"{tmp_path / 'manifest.json'}: not a valid manifest: {said}"
+
+
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (lambda d: d.__setitem__("table", "t; COPY (SELECT 1) TO 'x.csv'; --"), "table and copy_table are"),
+        (lambda d: d.__setitem__("name", "F3"), "name is 'F3', not F2"),
+        (lambda d: d["parts"][0].__setitem__("file", "../../x.duckdb"), "parts[0].file is '../../x.duckdb', not 'part-000.duckdb'"),
+        (lambda d: d["parts"][0].update(rows=4, hi=4), "parts[0] holds keys [0, 4) and 4 rows"),
+        (lambda d: d["parts"][1].update(lo=4), "parts[1] holds keys [4, 10)"),
+        (lambda d: d.__setitem__("generator_version", "0"), "generator_version is '0'"),
+        (lambda d: d.__setitem__("table_id", "../x"), "table_id is '../x', not 16 hex digits"),
+        (lambda d: d["parts"][0].update(path="/data/../etc/part-000.duckdb", worker="w"), "parts[0].path is '/data/../etc/part-000.duckdb'"),
+    ],
+)  # fmt: skip
+def test_a_manifest_is_input_names_and_ranges_are_checked(tmp_path, edit, said):
+    """Nothing in a manifest reaches a path or SQL unless it is what this version writes, and
+    each partition's rows and keys are the generator's for (kind, rows, partitions)."""
+    data = _manifest_dict()
+    edit(data)
+    (tmp_path / "manifest.json").write_text(json.dumps(data))
+    with pytest.raises(StoreError) as info:
+        store.read_manifest(tmp_path)
+    assert f"not a valid manifest: {said}" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def _files_state(table_dir):
+    """(name, inode, mtime, sha256) of every partition file: what must not change."""
+    import hashlib
+
+    return sorted(
+        (p.name, p.stat().st_ino, p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+        for p in table_dir.glob("part-*.duckdb")
+    )
+
+
+def _edit_manifest(table_dir, edit):
+    data = json.loads((table_dir / "manifest.json").read_text())
+    edit(data)
+    (table_dir / "manifest.json").write_text(json.dumps(data))
+
+
+def test_sql_in_the_manifest_table_name_is_never_executed(f2, tmp_path):
+    before = _files_state(f2)
+    target = tmp_path / "pwned.csv"
+    _edit_manifest(f2, lambda d: d.__setitem__("table", f"wisconsin TO '{target}'; --"))
+    for args in (("info", f2), ("info", f2, "--deep"), ("repair", f2)):
+        _one_line_error(_cli(*args), "not a valid manifest: table and copy_table are")
+    _one_line_error(_run(f2.parent, "shared-memory"), "not a valid manifest")
+    assert not target.exists() and _files_state(f2) == before
+
+
+def test_a_partition_file_outside_the_table_is_refused_and_nothing_is_written(f2):
+    before = _files_state(f2)
+    outside = f2.parent.parent / "x.duckdb"
+    _edit_manifest(f2, lambda d: d["parts"][0].__setitem__("file", "../../x.duckdb"))
+    _one_line_error(_run(f2.parent, "shared-nothing"), "parts[0].file is '../../x.duckdb'")
+    assert not outside.exists() and _files_state(f2) == before
+
+
+def test_repair_does_not_rebuild_a_partition_to_an_edited_size(f2):
+    """A row count edited in the manifest once made repair rebuild a correct partition to
+    the wrong size; the manifest is now checked against the generator first."""
+    before = _files_state(f2)
+    _edit_manifest(f2, lambda d: d["parts"][0].update(rows=9_000, hi=9_000))
+    _one_line_error(_cli("repair", f2), "parts[0] holds keys [0, 9000) and 9000 rows")
+    assert _files_state(f2) == before

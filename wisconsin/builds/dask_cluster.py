@@ -37,8 +37,7 @@ def worker_root(fallback: str) -> str:
 
 def worker_table_dir(spec: TableSpec, table_id: str) -> str:
     """The table's directory under a worker's data root: its whole identity, not its name."""
-    gen = store.generator.GENERATOR_VERSION
-    return f"{spec.name}-n{spec.n}-seed{spec.seed}-gen{gen}-{table_id}"
+    return store.identity_dir(spec.name, spec.n, spec.seed, table_id)
 
 
 def build_table_id(table_dir: Path, spec: TableSpec) -> str:

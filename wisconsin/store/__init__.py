@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -308,21 +309,72 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
         m = jsonfields.read(Manifest, data, ranges=RANGES, strict=True)
     except jsonfields.FieldError as exc:
         raise StoreError(f"{path}: not a valid manifest: {exc}") from None
-    if m.kind not in KINDS:
-        raise StoreError(
-            f"{path}: not a valid manifest: kind is {m.kind!r}, not one of {', '.join(KINDS)}"
-        )
-    if (
-        len(m.parts) != m.partitions
-        or [p.index for p in m.parts] != list(range(m.partitions))
-        or sum(p.rows for p in m.parts) != m.rows
-    ):
-        raise StoreError(f"{path}: corrupt manifest (partitions do not add up)")
+    problem = manifest_problem(m)
+    if problem:
+        raise StoreError(f"{path}: not a valid manifest: {problem}")
     checksum_of(m)  # a hash this version cannot compute is said here, once, for every command
     if not m.table_id:
         ident = (m.kind, m.rows, m.partitions, m.seed, m.generator_version)
         m = dataclasses.replace(m, table_id=derived_table_id(*ident))
     return m
+
+
+def identity_dir(name: str, n: int, seed: int, table_id: str) -> str:
+    """A table's directory under a cluster worker's data root: its whole identity."""
+    return f"{name}-n{n}-seed{seed}-gen{generator.GENERATOR_VERSION}-{table_id}"
+
+
+_TABLE_ID = re.compile(r"[0-9a-f]{16}|d[0-9a-f]{15}")
+
+
+def manifest_problem(m: Manifest) -> str | None:
+    """What makes a parsed manifest unusable, naming the field, or None. The manifest is
+    input, not instructions: every name that reaches a path or SQL is one this version
+    writes, and every count and key range is the one the generator gives (kind, rows,
+    partitions); the content digests are checked against the files, not trusted."""
+    if m.kind not in KINDS:
+        return f"kind is {m.kind!r}, not one of {', '.join(KINDS)}"
+    if m.name != f"{m.kind}{m.partitions}":
+        return f"name is {m.name!r}, not {m.kind}{m.partitions} (kind and partitions)"
+    if (m.table, m.copy_table) != (TABLE, COPY_TABLE):
+        return (
+            f"table and copy_table are {m.table!r}, {m.copy_table!r}, not {TABLE!r}, {COPY_TABLE!r}"
+        )
+    if m.generator_version != generator.GENERATOR_VERSION:
+        return (
+            f"generator_version is {m.generator_version!r}; this version generates "
+            f"{generator.GENERATOR_VERSION!r}: regenerate the table"
+        )
+    if m.table_id and not _TABLE_ID.fullmatch(m.table_id):
+        return f"table_id is {m.table_id!r}, not 16 hex digits"
+    if m.partitions > m.rows:
+        return f"partitions is {m.partitions}, more than its {m.rows} rows"
+    if len(m.parts) != m.partitions or [p.index for p in m.parts] != list(range(m.partitions)):
+        return f"parts are not partitions 0 to {m.partitions - 1} in order"
+    for p in m.parts:
+        where = f"parts[{p.index}]"
+        lo, hi = generator.partition_range(m.rows, p.index, m.partitions)
+        if (p.lo, p.hi, p.rows) != (lo, hi, hi - lo):
+            return (
+                f"{where} holds keys [{p.lo}, {p.hi}) and {p.rows} rows; the generator puts "
+                f"[{lo}, {hi}) and {hi - lo} rows there"
+            )
+        if p.file != part_file(p.index):
+            return f"{where}.file is {p.file!r}, not {part_file(p.index)!r} in the table directory"
+        if p.path:
+            want = identity_dir(m.name, m.rows, m.seed, m.table_id)
+            q = Path(p.path)
+            if (
+                not q.is_absolute()
+                or ".." in q.parts
+                or (q.parent.name, q.name)
+                != (
+                    want,
+                    part_file(p.index),
+                )
+            ):
+                return f"{where}.path is {p.path!r}, not <worker data>/{want}/{part_file(p.index)}"
+    return None
 
 
 def tables_in(data_dir: str | os.PathLike) -> dict[str, tuple[str, int]]:
