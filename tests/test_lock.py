@@ -215,3 +215,43 @@ def test_readers_share_the_lock_but_keep_writers_out(small_data):
     assert info.exit_code == 0, info.output
     assert repair.exit_code == 2 and "in use by another wisconsin process" in repair.stderr
     assert CliRunner().invoke(cli, ["repair", str(small_data / "F2"), "--quiet"]).exit_code == 0
+
+
+def test_a_table_shared_through_a_symlink_is_held_by_one_run(tmp_path):
+    """The lock was per data directory: `run --data A` and `run --data B` with B/F2 -> A/F2
+    ran at once and corrupted both partitions. A table's own lock lives in its real
+    directory, so the second run is refused in one line, naming the real path."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    build_tables(a, [TableSpec("F", 2000, 2, 7)], jobs=1)
+    b.mkdir()
+    (b / "F2").symlink_to(a / "F2")
+    first = subprocess.Popen(
+        _wisconsin("run", "--data", a, "--tables", "F", "--mode", "shared-memory",
+                   "--repeat", 400, "--quiet", "--out", tmp_path / "a.json"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        _wait_for_holder(a / "F2" / lock.LOCK_FILE, first)
+        refused = [
+            subprocess.run(_wisconsin(*args), capture_output=True, text=True, timeout=120)
+            for args in (
+                ("run", "--data", b, "--tables", "F", "--mode", "shared-memory", "--repeat", 1,
+                 "--out", tmp_path / "b.json"),
+                ("repair", b / "F2"),
+                ("info", b / "F2", "--deep"),
+                ("generate", "--data", b, "--kind", "F", "--rows", 2000, "--partitions", 2,
+                 "--seed", 7),
+            )
+        ]  # fmt: skip
+        assert first.poll() is None, first.stderr.read()  # it was still running
+    finally:
+        first.kill()
+        first.wait()
+    for second in refused:
+        assert second.returncode == 2, second.stderr
+        (line,) = second.stderr.strip().splitlines()
+        assert f"{(a / 'F2').resolve()} is in use by another wisconsin process" in line
+        assert f"pid {first.pid} " in line
+    assert not (tmp_path / "b.json").exists()
+    info = subprocess.run(_wisconsin("info", b / "F2", "--deep"), capture_output=True, text=True)
+    assert info.returncode == 0, info.stdout + info.stderr

@@ -134,31 +134,34 @@ def build_tables(
         data = Path(data_dir).absolute()
         executor = DaskBuilds(data, client, worker_data, timeout)
 
-    manifests: dict[str, Manifest] = {}
-    building: list[TableSpec] = []
-    for spec in specs:
-        existing = reuse_or_prepare(data / spec.name, spec)
-        if existing is not None:
-            manifests[spec.name] = existing
-        else:
-            executor.start_table(data / spec.name, spec)
-            building.append(spec)
-    reused_tables = tuple(manifests)
-    done = executor.finished(building)
-    reused_parts = len(done)
-    todo = [(s, p) for s in building for p in range(s.partitions) if (s.name, p) not in done]
+    # Each table's own lock too: a table directory reached through a symlink from another
+    # data directory is built by one command at a time.
+    with lock.hold_tables((data / s.name for s in specs), create=True):
+        manifests: dict[str, Manifest] = {}
+        building: list[TableSpec] = []
+        for spec in specs:
+            existing = reuse_or_prepare(data / spec.name, spec)
+            if existing is not None:
+                manifests[spec.name] = existing
+            else:
+                executor.start_table(data / spec.name, spec)
+                building.append(spec)
+        reused_tables = tuple(manifests)
+        done = executor.finished(building)
+        reused_parts = len(done)
+        todo = [(s, p) for s in building for p in range(s.partitions) if (s.name, p) not in done]
 
-    rows_total = sum(_part_rows(s, p) for s, p in todo)
-    label = ", ".join(s.name for s in building) or "nothing to build"
-    on_rows = counter(progress, label, rows_total)
-    on_rows(0)
-    if todo:
-        done |= executor.build(todo, _part_rows, on_rows)
-    for spec in building:
-        parts = [done[spec.name, p] for p in range(spec.partitions) if (spec.name, p) in done]
-        if len(parts) == spec.partitions:
-            manifests[spec.name] = executor.write_manifest(data / spec.name, spec, parts)
-    executor.finish()
+        rows_total = sum(_part_rows(s, p) for s, p in todo)
+        label = ", ".join(s.name for s in building) or "nothing to build"
+        on_rows = counter(progress, label, rows_total)
+        on_rows(0)
+        if todo:
+            done |= executor.build(todo, _part_rows, on_rows)
+        for spec in building:
+            parts = [done[spec.name, p] for p in range(spec.partitions) if (spec.name, p) in done]
+            if len(parts) == spec.partitions:
+                manifests[spec.name] = executor.write_manifest(data / spec.name, spec, parts)
+        executor.finish()
     if progress:
         progress(label, rows_total, rows_total)
     return BuildResult(

@@ -272,17 +272,24 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
         raise WisconsinError(f"{out_path} already exists; run files are never overwritten")
     store.check_writable(out_path.parent, f"--out {opts.out}")
     manifests = load_tables(opts)
-    _check_tables(opts, manifests)
-    base = _skeleton(opts, manifests)
-    created = not out_path.parent.exists()
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    state = journal.RunState(base, journal.journal_path(out_path))
-    try:
-        return _execute(state, opts, manifests, out_path, progress, elapsed_before=0.0)
-    except BaseException:
-        if created and not any(out_path.parent.iterdir()):  # a run that kept nothing
-            out_path.parent.rmdir()
-        raise
+    with lock.hold_tables(_table_dirs(opts)):
+        _check_tables(opts, manifests)
+        base = _skeleton(opts, manifests)
+        created = not out_path.parent.exists()
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        state = journal.RunState(base, journal.journal_path(out_path))
+        try:
+            return _execute(state, opts, manifests, out_path, progress, elapsed_before=0.0)
+        except BaseException:
+            if created and not any(out_path.parent.iterdir()):  # a run that kept nothing
+                out_path.parent.rmdir()
+            raise
+
+
+def _table_dirs(opts: RunOptions) -> list[Path]:
+    """Every table of the data directory (the baseline's F1 included): a run holds each
+    one's own lock, so a table reached through a symlink from elsewhere is not shared."""
+    return [Path(opts.data_dir) / name for name in store.tables_in(opts.data_dir)]
 
 
 def resume_options(run: Run, out: Path, engine: EngineConfig, catalog: QueryCatalog) -> RunOptions:
@@ -356,21 +363,22 @@ def resume(
         m = manifests.get(t.name)
         if m is None or (m.rows, m.partitions, m.seed) != (t.rows, t.partitions, t.seed):
             raise WisconsinError(f"{t.name} in {opts.data_dir} is not the table this run measured")
-    _check_tables(opts, manifests)
-    stamps = [r.dispatched_unix or 0.0 for m in partial.measurements for r in m.repetitions]
-    first = [r.started_utc for r in partial.rounds if r.started_utc]
-    before = 0.0
-    if stamps and first:
-        before = max(0.0, max(stamps) - datetime.fromisoformat(first[0]).timestamp())
-    state.base["notes"] = [
-        *state.base.get("notes", []),
-        f"resumed at {store.utc_now()} after {len(partial.rounds)} rounds had started "
-        f"({partial.stop_reason or 'the run had stopped'})"
-        + (f" with --time-budget {time_budget_s:g} s" if time_budget_s is not None else ""),
-    ]
-    journal.journal_path(out_path).unlink(missing_ok=True)
-    state = journal.RunState(runfile.to_dict(state.to_run()), journal.journal_path(out_path))
-    return _execute(state, opts, manifests, out_path, progress, elapsed_before=before)
+    with lock.hold_tables(_table_dirs(opts)):
+        _check_tables(opts, manifests)
+        stamps = [r.dispatched_unix or 0.0 for m in partial.measurements for r in m.repetitions]
+        first = [r.started_utc for r in partial.rounds if r.started_utc]
+        before = 0.0
+        if stamps and first:
+            before = max(0.0, max(stamps) - datetime.fromisoformat(first[0]).timestamp())
+        state.base["notes"] = [
+            *state.base.get("notes", []),
+            f"resumed at {store.utc_now()} after {len(partial.rounds)} rounds had started "
+            f"({partial.stop_reason or 'the run had stopped'})"
+            + (f" with --time-budget {time_budget_s:g} s" if time_budget_s is not None else ""),
+        ]
+        journal.journal_path(out_path).unlink(missing_ok=True)
+        state = journal.RunState(runfile.to_dict(state.to_run()), journal.journal_path(out_path))
+        return _execute(state, opts, manifests, out_path, progress, elapsed_before=before)
 
 
 def _check_tables(opts: RunOptions, manifests) -> None:

@@ -1,4 +1,8 @@
-"""One run (or generate, or repair) per data directory at a time.
+"""One run (or generate, or repair) per data directory at a time, and per table.
+
+A table is identified by its real path: each table directory holds its own lock file too,
+taken by every command that touches the table (run, generate, repair, info, export), so
+two data directories that share a table through a symlink cannot use it at once.
 
 The lock is ``fcntl.flock`` on ``<data>/.wisconsin.lock``: the kernel drops it when the
 holder exits, however it exits (a SIGKILLed run leaves the file but not the lock). The
@@ -24,7 +28,7 @@ import json
 import os
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from wisconsin import WisconsinError
@@ -131,10 +135,23 @@ def hold(data_dir: str | os.PathLike, create: bool = False, shared: bool = False
         os.close(fd)  # releases the flock
 
 
+@contextlib.contextmanager
+def hold_tables(
+    table_dirs: Iterable[str | os.PathLike], shared: bool = False, create: bool = False
+) -> Iterator[None]:
+    """Hold the lock of each table directory (a lock file in its real directory; in one
+    order, so two commands never wait on each other), or DataDirBusy naming the real path."""
+    with contextlib.ExitStack() as stack:
+        for real in sorted({os.path.realpath(t) for t in table_dirs}):
+            stack.enter_context(hold(real, create=create, shared=shared))
+        yield
+
+
 def locked(arg: str, create: bool = False, shared: bool = False, table: bool = False) -> Callable:
     """Decorator: hold the lock of the data directory given as the function's argument
     named arg (a path, or an object with ``.data_dir``, e.g. RunOptions) for the call.
-    table: arg is a table directory; its data directory is the parent."""
+    table: arg is a table directory; its data directory is the parent, and the table's own
+    lock is held too."""
 
     def deco(fn: Callable) -> Callable:
         sig = inspect.signature(fn)
@@ -143,9 +160,10 @@ def locked(arg: str, create: bool = False, shared: bool = False, table: bool = F
         def wrapper(*args, **kwargs):
             value = sig.bind(*args, **kwargs).arguments[arg]
             data_dir = getattr(value, "data_dir", value)
+            tables = [value] if table else []
             if table:
                 data_dir = Path(data_dir).absolute().parent
-            with hold(data_dir, create=create, shared=shared):
+            with hold(data_dir, create=create, shared=shared), hold_tables(tables, shared):
                 return fn(*args, **kwargs)
 
         return wrapper

@@ -7,10 +7,12 @@ measurements are None rather than guesses.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import mmap
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from wisconsin import WisconsinError
@@ -20,6 +22,41 @@ DROP_CACHES = "/proc/sys/vm/drop_caches"
 
 class EvictionError(WisconsinError):
     """Asked to drop caches this process is not allowed to drop."""
+
+
+@contextlib.contextmanager
+def descriptor(path: str | os.PathLike) -> Iterator[int]:
+    """A read descriptor of path that is safe to use beside the engine: closing ANY
+    descriptor of a file drops every POSIX lock this process holds on it (close(2)), which
+    would release DuckDB's own lock on a partition file it has open. So where this process
+    already has the file open, its descriptor is borrowed (never closed); otherwise one is
+    opened and closed (a process holding no descriptor of the file holds no lock on it)."""
+    st = os.stat(path)
+    fd = _open_descriptor(st.st_dev, st.st_ino)
+    if fd is not None:
+        yield fd
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _open_descriptor(dev: int, ino: int) -> int | None:
+    """A descriptor this process already holds on the file (dev, ino), if any."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    for name in fds:
+        try:
+            st = os.fstat(int(name))
+        except (OSError, ValueError):
+            continue
+        if (st.st_dev, st.st_ino) == (dev, ino):
+            return int(name)
+    return None
 
 
 def read_bytes() -> int | None:
@@ -71,8 +108,7 @@ def resident_bytes(path: str | os.PathLike) -> int | None:
         return 0
     page = mmap.PAGESIZE
     pages = (size + page - 1) // page
-    fd = os.open(path, os.O_RDONLY)
-    try:
+    with descriptor(path) as fd:
         addr = _LIBC.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
         if addr in (None, _MAP_FAILED):
             return None
@@ -83,8 +119,6 @@ def resident_bytes(path: str | os.PathLike) -> int | None:
             resident = _count(vec)
         finally:
             _LIBC.munmap(addr, size)
-    finally:
-        os.close(fd)
     return min(size, resident * page)
 
 
@@ -100,13 +134,10 @@ def evict(path: str | os.PathLike) -> dict:
     Works without root for a file no process has mapped or dirtied meanwhile. Returns
     {"file_bytes", "resident_bytes"} measured after the eviction.
     """
-    fd = os.open(path, os.O_RDONLY)
-    try:
+    with descriptor(path) as fd:  # never one that would release the engine's file lock
         os.fsync(fd)  # DONTNEED skips dirty pages
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         size = os.fstat(fd).st_size
-    finally:
-        os.close(fd)
     return {"file_bytes": size, "resident_bytes": resident_bytes(path)}
 
 
@@ -175,15 +206,10 @@ class WrittenPagesDropper:
     def _drop(self) -> None:
         for p in self.paths:
             try:
-                fd = os.open(p, os.O_RDONLY)
+                with descriptor(p) as fd:  # the writer's own: DuckDB holds a lock on it
+                    os.posix_fadvise(fd, self.keep_bytes, 0, os.POSIX_FADV_DONTNEED)
             except OSError:
-                continue  # not created yet, or already renamed
-            try:
-                os.posix_fadvise(fd, self.keep_bytes, 0, os.POSIX_FADV_DONTNEED)
-            except OSError:
-                pass  # advice only
-            finally:
-                os.close(fd)
+                continue  # not created yet, already renamed, or advice refused
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
