@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from wisconsin import WisconsinError
 from wisconsin.runfiles import runfile
 from wisconsin.runfiles.runfile import RunFileError
 
@@ -116,3 +117,42 @@ def test_a_hand_edited_field_is_named_as_in_manifests(tmp_path, request, edit, s
     with pytest.raises(RunFileError) as info:
         runfile.load(tmp_path / "bad.json")
     assert str(info.value) == f"{tmp_path / 'bad.json'}: not a valid run file: {said}"
+
+
+@pytest.mark.parametrize(
+    "body", ["[" * 100_000 + "]" * 100_000, '{"a":' * 100_000 + "1" + "}" * 100_000]
+)
+@pytest.mark.parametrize("command", [("report",), ("audit",), ("plot",), ("run", "--resume")])
+def test_absurdly_nested_json_is_one_line_however_deep(tmp_path, body, command):
+    """json's parser recurses: a deeply nested run file was a RecursionError traceback."""
+    from click.testing import CliRunner
+
+    from wisconsin.cli import cli
+
+    path = tmp_path / "deep.json"
+    path.write_text(body)
+    res = CliRunner().invoke(cli, [*command, str(path)])
+    assert res.exit_code == 2, res.output
+    assert res.output.strip().splitlines() == [
+        f"Error: not a readable run file: {path}: not valid JSON (nested too deeply)"
+    ]
+
+
+def test_an_absurdly_nested_manifest_or_update_record_is_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from wisconsin.cli import cli
+
+    table = tmp_path / "F2"
+    table.mkdir()
+    (table / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    res = CliRunner().invoke(cli, ["info", str(table)])
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+    assert "nested too deeply" in res.output
+    from wisconsin.store.updates import DecisionLog
+
+    log = DecisionLog(table)
+    log.dir.mkdir()
+    (log.dir / "t1.json").write_text("{" * 100_000)
+    with pytest.raises(WisconsinError, match="update journal record .*t1.json: not valid JSON"):
+        log.pending()

@@ -14,13 +14,12 @@ table data crosses the network. Connecting, placement and waiting are wisconsin.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from wisconsin import store
+from wisconsin import WisconsinError, atomic, store
 from wisconsin.builds import writer
 from wisconsin.cluster import ClusterError, choose_placement, list_workers, wait_pinned
 from wisconsin.store import Manifest, PartitionInfo, StoreError, TableSpec
@@ -51,8 +50,8 @@ def build_table_id(table_dir: Path, spec: TableSpec) -> str:
         "generator_version": store.generator.GENERATOR_VERSION,
     }
     path = table_dir / TABLE_ID_FILE
-    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
-        data = json.loads(path.read_text())
+    with contextlib.suppress(WisconsinError, TypeError, AttributeError):
+        data = atomic.read_json(path, "table id file")
         if {k: data.get(k) for k in ident} == ident and data.get("table_id"):
             return str(data["table_id"])
     table_id = store.new_table_id()

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
 
-from wisconsin import atomic, generator, jsonfields
+from wisconsin import WisconsinError, atomic, generator, jsonfields
 from wisconsin.store import (
     COPY_TABLE,
     RANGES,
@@ -173,8 +172,8 @@ def finished_partition(table_dir: Path, spec: TableSpec, part: int) -> Partition
     """The partition's entry if a previous build completed it for this very table."""
     marker = table_dir / marker_file(part)
     try:
-        data = json.loads(marker.read_text())
-    except (OSError, ValueError):
+        data = atomic.read_json(marker, "partition marker")
+    except WisconsinError:
         return None
     if not isinstance(data, dict):
         return None  # damaged: the partition is rebuilt

@@ -155,7 +155,7 @@ class RunState:
         for n, line in lines:
             try:
                 record = json.loads(line.decode())
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
                 if n == lines[-1][0]:
                     break  # written when the process died
                 what = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else "not JSON"

@@ -352,12 +352,9 @@ def from_dict(data: dict) -> Run:
 def load(path: str | os.PathLike) -> Run:
     """Read a run file; RunFileError on a missing, malformed or unknown-version file."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise RunFileError(f"{p}: no such run file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunFileError(f"{p}: not a readable run file ({exc})") from None
+    if not p.exists():
+        raise RunFileError(f"{p}: no such run file")
+    data = atomic.read_json(p, "not a readable run file:", error=RunFileError)
     try:
         return from_dict(data)
     except RunFileError as exc:

@@ -287,9 +287,7 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
     path = tdir / MANIFEST
     if not tdir.is_dir():
         raise StoreError(f"{tdir}: no such table directory")
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
+    if not path.exists():
         inside = tables_in(tdir)
         if inside:
             raise StoreError(
@@ -299,9 +297,8 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
         raise StoreError(
             f"{tdir}: no manifest.json (the table was never completely built; "
             "run `wisconsin generate` again to finish it)"
-        ) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise StoreError(f"{path}: corrupt manifest ({exc})") from None
+        )
+    data = atomic.read_json(path, "corrupt manifest", error=StoreError)
     if not isinstance(data, dict) or data.get("schema_version") != MANIFEST_VERSION:
         version = data.get("schema_version") if isinstance(data, dict) else None
         raise StoreError(f"{path}: unknown manifest schema version {version!r}")

@@ -48,7 +48,7 @@ def _holder_details(fd: int) -> str:
         raw = os.pread(fd, 4096, 0)
         d = json.loads(raw)
         return f"pid {d['pid']} on {d['host']} ({d['command']}), started {d['started_utc']}"
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         # Readers (info, export) hold the lock shared and write no details.
         return "another process (one reading its tables, e.g. info or export, or one starting)"
 

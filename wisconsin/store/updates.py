@@ -46,7 +46,7 @@ class DecisionLog:
         for path in sorted(self.dir.glob("*.json")):
             if path.name.startswith(PAIR_PREFIX):
                 continue
-            record = json.loads(path.read_text())
+            record = atomic.read_json(path, "update journal record", object_only=True)
             out.append((record["txid"], _load(record["statements"])))
         return out
 
@@ -68,7 +68,7 @@ class DecisionLog:
             return []
         out = []
         for path in sorted(self.dir.glob(PAIR_PREFIX + "*.json")):
-            record = json.loads(path.read_text())
+            record = atomic.read_json(path, "update journal record", object_only=True)
             out.append((record["update"], record["undo"], _load(record["undo_statements"])))
         return out
 

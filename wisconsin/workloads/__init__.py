@@ -22,10 +22,9 @@ import importlib
 import json
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 
-from wisconsin import WisconsinError
+from wisconsin import WisconsinError, atomic
 
 # name -> its module; the first is the default, and owns run files no other one claims
 WORKLOADS: dict[str, str] = {
@@ -63,8 +62,8 @@ def identity(path: str | os.PathLike) -> str | None:
     two runs never do (their timings differ). None for a file that cannot be read or does
     not say when it started or what it measured: its loader says what is wrong with it."""
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+        data = atomic.read_json(path, "run file")
+    except WisconsinError:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("started_utc"), str):
         return None

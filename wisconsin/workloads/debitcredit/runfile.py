@@ -6,12 +6,11 @@ version. Every step keeps its HdrHistogram, so percentiles can be recomputed fro
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wisconsin import WisconsinError, jsonfields, outputs
+from wisconsin import WisconsinError, atomic, jsonfields, outputs
 from wisconsin.runfiles import runfile as common
 from wisconsin.workloads.debitcredit.histogram import Latency
 from wisconsin.workloads.debitcredit.schema import Sizing
@@ -131,20 +130,17 @@ def save(run: DebitCreditRun, path: str | os.PathLike) -> Path:
 def is_debitcredit(path: str | os.PathLike) -> bool:
     """True if the file is a readable JSON object whose workload is DebitCredit."""
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+        data = atomic.read_json(path, "run file")
+    except WisconsinError:
         return False
     return isinstance(data, dict) and data.get("workload") == WORKLOAD
 
 
 def load(path: str | os.PathLike) -> DebitCreditRun:
     p = Path(path)
-    try:
-        data = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise WisconsinError(f"{p}: no such run file") from None
-    except (OSError, ValueError) as exc:
-        raise WisconsinError(f"{p}: not a readable run file ({exc})") from None
+    if not p.exists():
+        raise WisconsinError(f"{p}: no such run file")
+    data = atomic.read_json(p, "not a readable run file:")
     if not isinstance(data, dict) or data.get("workload") != WORKLOAD:
         raise WisconsinError(f"{p}: not a DebitCredit run file")
     if data.get("schema_version") != SCHEMA_VERSION:

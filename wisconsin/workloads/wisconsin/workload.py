@@ -9,10 +9,11 @@ wisconsin.runfiles.runfile, and the metrics (speedup, batch scaleup) in wisconsi
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+
+from wisconsin import WisconsinError, atomic
 
 DESCRIPTION = "the batch queries (speedup on F tables, batch scaleup on G tables)"
 
@@ -21,8 +22,8 @@ def owns(path: str | os.PathLike) -> bool:
     """A Wisconsin run file names no other workload (its files before the `workload` field
     had none). The registry makes this the default: it asks the others first."""
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError, RecursionError):
+        data = atomic.read_json(path, "run file")
+    except WisconsinError:
         return True  # its loader says what is wrong with it
     return not isinstance(data, dict) or data.get("workload", "wisconsin") == "wisconsin"
 
