@@ -402,3 +402,34 @@ def test_repair_does_not_rebuild_a_partition_to_an_edited_size(f2):
     _edit_manifest(f2, lambda d: d["parts"][0].update(rows=9_000, hi=9_000))
     _one_line_error(_cli("repair", f2), "parts[0] holds keys [0, 9000) and 9000 rows")
     assert _files_state(f2) == before
+
+
+def _leave_an_update_pending(table_dir):
+    from wisconsin.engines import commit
+    from wisconsin.engines.base import EngineConfig
+    from wisconsin.measure.runner import make_engine
+
+    m = store.read_manifest(table_dir)
+    engine = make_engine("shared-memory", EngineConfig(timeout_s=60))
+    engine.start(2)
+    engine.open_table(m, str(table_dir))
+    undo = engine.statements(queries.get("update"), m, "full-row", delta=-queries.UPDATE_DELTA)
+    try:
+        with pytest.raises(RuntimeError), commit.update_pair(table_dir, "ux", "uy", undo):
+            engine.update("ux", engine.statements(queries.get("update"), m, "full-row"))
+            raise RuntimeError("the coordinator dies here")
+    finally:
+        engine.stop()
+
+
+def test_info_says_update_pending_never_verified_and_repair_settles_it(f2):
+    _leave_an_update_pending(f2)
+    res = _cli("info", f2)
+    assert res.exit_code == 1, res.output
+    assert "verified" not in res.output
+    assert res.output.strip().splitlines()[-1].startswith("update pending:")
+    assert f"run `wisconsin repair {f2}`" in res.output
+    fixed = _cli("repair", f2)
+    assert fixed.exit_code == 0, fixed.output
+    after = _cli("info", f2, "--deep")
+    assert after.exit_code == 0 and "verified: every partition matches" in after.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -156,6 +157,7 @@ def info(
 
     from wisconsin.store import read_manifest
     from wisconsin.store.check import verify_table
+    from wisconsin.store.updates import DecisionLog
 
     if cluster_address is None:
         _engine_target(None, "shared-nothing", tls_ca, tls_cert, tls_key)
@@ -195,6 +197,14 @@ def info(
             f"{table_dir}: {len(problems)} problem(s) found; `wisconsin repair {table_dir}` "
             "rebuilds the damaged partitions"
         )
+    if not no_verify and not DecisionLog(table_dir).is_empty():
+        # Never "verified" over it: some partitions may hold the update, others not yet.
+        click.echo(
+            f"update pending: an interrupted update is recorded in {table_dir}/_txlog and the "
+            f"table may differ from its generated rows until it is settled; run `wisconsin "
+            f"repair {table_dir}` (a run also settles it when it opens the table)"
+        )
+        sys.exit(1)
     if not no_verify and not as_json:
         remote = [p.index for p in m.parts if p.worker]
         if remote and cluster_address is not None:
