@@ -433,3 +433,23 @@ def test_info_says_update_pending_never_verified_and_repair_settles_it(f2):
     assert fixed.exit_code == 0, fixed.output
     after = _cli("info", f2, "--deep")
     assert after.exit_code == 0 and "verified: every partition matches" in after.output
+
+
+def test_repair_never_replaces_a_file_that_holds_the_generated_rows(f2):
+    """An edited digest in the manifest makes a correct partition look damaged: repair
+    rebuilds it aside, reads both files back against the generator's digest, keeps the
+    correct file (same inode, mtime, bytes) and names the manifest as what is wrong."""
+    before = _files_state(f2)
+    _edit_manifest(f2, lambda d: d["parts"][0].__setitem__("checksum", "0" * 32))
+    _one_line_error(_cli("repair", f2, "--quiet"), "partition 0: the generator's rows have digest",
+                    "the manifest is damaged")  # fmt: skip
+    assert _files_state(f2) == before
+    assert sorted(p.name for p in f2.iterdir() if "tmp" in p.name) == []
+
+
+def test_repair_on_a_healthy_table_says_so_and_changes_nothing(f2):
+    before = _files_state(f2)
+    res = _cli("repair", f2)
+    assert res.exit_code == 0, res.output
+    assert "every partition matches the manifest; nothing to repair" in res.output
+    assert _files_state(f2) == before

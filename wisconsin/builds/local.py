@@ -36,6 +36,9 @@ class Task(NamedTuple):
     parts: int
     memory_limit: str
     checksum: str = STORAGE["checksum"]  # a repair rebuilds with its manifest's
+    # repair: read the rebuilt file back before it replaces anything, and never replace a
+    # file that already holds the generated rows (writer.build_partition's verify)
+    verify: bool = False
 
 
 _progress_queue = None  # in a builder process: where it reports generated rows
@@ -80,7 +83,7 @@ def _keep_freed_memory() -> None:
     libc.mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD: keep up to 256 MB of freed heap
 
 
-def _build_task(table_dir, n, seed, part, parts, memory_limit, checksum, key):
+def _build_task(table_dir, n, seed, part, parts, memory_limit, checksum, verify, key):
     def report(rows: int) -> None:
         _progress_queue.put((key, rows))
 
@@ -94,6 +97,7 @@ def _build_task(table_dir, n, seed, part, parts, memory_limit, checksum, key):
         progress=report,
         keep_selected=True,  # for the whole table's expected digest (wisconsin.store.expect)
         checksum=checksum,
+        verify=verify,
     )
 
 
@@ -126,6 +130,7 @@ def run_pool(
                 t.parts,
                 t.memory_limit,
                 t.checksum,
+                t.verify,
                 i,
             ): i
             for i, t in enumerate(tasks)

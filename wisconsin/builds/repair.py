@@ -105,13 +105,14 @@ def _rebuild_local(tdir: Path, m: Manifest, todo, jobs, progress, label, rows_to
         i = todo[key]
         if info["checksum"] != m.parts[i].checksum:
             raise StoreError(
-                f"{m.name} partition {i}: rebuilt with digest {info['checksum']}, "
-                f"but the manifest says {m.parts[i].checksum} (another generator?)"
+                f"{m.name} partition {i}: the generator's rows have digest "
+                f"{info['checksum']}, but the manifest says {m.parts[i].checksum}: the "
+                "manifest is damaged (a file holding the generated rows is never replaced)"
             )
 
     try:
         tasks = [
-            Task(tdir, m.name, m.rows, m.seed, i, m.partitions, mem, store.checksum_of(m))
+            Task(tdir, m.name, m.rows, m.seed, i, m.partitions, mem, store.checksum_of(m), True)
             for i in todo
         ]
         run_pool(tasks, jobs, counter(progress, label, rows_total), on_done, "repair", tdir)

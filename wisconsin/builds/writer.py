@@ -63,6 +63,32 @@ def build_config(memory_limit: str) -> dict:
     }
 
 
+def _holds_generated_rows(path: Path, entry: dict, checksum: str) -> bool:
+    """Both tables of the file read back in full equal the generator's rows (entry's
+    checksum was computed from the generated batches, never taken from a manifest)."""
+    from wisconsin.store.check import verify_partition
+
+    return all(not verify_partition(str(path), entry, t, checksum) for t in (TABLE, COPY_TABLE))
+
+
+def _publish_verified(
+    tmp: Path, final: Path, part: int, lo: int, hi: int, generated: str, checksum: str
+) -> None:
+    """Repair's publish: prove the rebuilt file, then replace only a file that is not
+    already correct."""
+    entry = dataclasses.asdict(PartitionInfo(part, final.name, lo, hi, hi - lo, generated))
+    if not _holds_generated_rows(tmp, entry, checksum):
+        tmp.unlink(missing_ok=True)
+        raise StoreError(
+            f"partition {part}: the rebuilt file does not read back as the generated rows; "
+            f"{final.name} was left as it was"
+        )
+    if final.exists() and _holds_generated_rows(final, entry, checksum):
+        tmp.unlink()  # it already holds the generated rows: never replace a correct file
+        return
+    atomic.publish(tmp, final, overwrite=True)
+
+
 def build_partition(
     table_dir: str,
     n: int,
@@ -76,6 +102,7 @@ def build_partition(
     config: dict | None = None,
     drop_pages: bool = True,
     checksum: str = STORAGE["checksum"],
+    verify: bool = False,
 ) -> dict:
     """Generate one partition into its DuckDB file; return its PartitionInfo as a dict.
 
@@ -85,7 +112,9 @@ def build_partition(
     selected rows to part-NNN.selected.arrow, from which the local build derives the
     whole table's digest before removing them. config replaces build_config(memory_limit)
     (benchmarks compare settings with it). checksum names the digests' hash (a repair
-    passes its manifest's).
+    passes its manifest's). verify (repair): the rebuilt file is read back in full and must
+    hold the generated rows before it replaces anything, and a file already holding them is
+    never replaced (the manifest may be what is wrong).
     """
     import duckdb  # imported here: workers are spawned, and the coordinator may not need it
 
@@ -144,7 +173,10 @@ def build_partition(
                 chosen_out.close()
     if digest.rows != hi - lo:
         raise StoreError(f"partition {part}: generated {digest.rows} rows, expected {hi - lo}")
-    atomic.publish(tmp, final, overwrite=True)  # fsynced, renamed, directory fsynced
+    if not verify:
+        atomic.publish(tmp, final, overwrite=True)  # fsynced, renamed, directory fsynced
+    else:
+        _publish_verified(tmp, final, part, lo, hi, digest.hexdigest(), checksum)
     if chosen_out is not None:
         # before the marker: a finished partition has it
         atomic.publish(selected_tmp, selected, overwrite=True)
