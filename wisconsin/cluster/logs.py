@@ -1,5 +1,9 @@
 """Dask's own log lines go to a file, never to the user's terminal.
 
+Where: a private directory (mode 0700, a name nobody can guess, made fresh so nothing can
+be planted in it) inside the command's output directory (a run's: beside its run file),
+removed when nothing was logged; kept, and named by the error lines, when something was.
+
 The coordinator (scheduler and nannies of a local cluster run in its process) attaches a
 file handler to the `distributed` loggers for the engine's lifetime; worker processes
 inherit the file's path through the environment and send their stdout and stderr (log
@@ -12,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -21,24 +26,42 @@ ENV = "WISCONSIN_DASK_LOG"
 LOGGERS = ("distributed", "dask", "tornado", "asyncio")
 
 
-def default_path() -> Path:
+LOG_DIR_PREFIX = ".wisconsin-logs-"
+
+
+def private_dir(parent: str | os.PathLike | None) -> Path:
+    """A new directory only this user can enter, inside parent (None: $TMPDIR)."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    return Path(tempfile.gettempdir()) / f"wisconsin-dask-{stamp}-{os.getpid()}.log"
+    if parent is not None:
+        Path(parent).mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{LOG_DIR_PREFIX}{stamp}-", dir=parent))
 
 
 class DaskLogs:
     """Capture the coordinator's Dask logging into `path` between start() and stop()."""
 
-    def __init__(self, path: str | os.PathLike | None = None):
-        self.path = Path(path) if path else default_path()
+    def __init__(self, path: str | os.PathLike | None = None, directory=None):
+        """path: the log file itself (tests); else dask.log in a private directory made
+        inside `directory` (the command's output directory) when logging starts."""
+        self._given = Path(path) if path else None
+        self._directory = directory
+        self.path = self._given or Path(os.devnull)
         self._saved: list[tuple[logging.Logger, list[logging.Handler], bool]] = []
         self._handler: logging.Handler | None = None
         self._env: str | None = None
         self._named = False  # an error line named the file: keep it, even if empty
 
+    @property
+    def scratch(self) -> Path:
+        """Where local Dask workers keep their scratch space: inside the private directory
+        (not $TMPDIR/dask-scratch-space), removed with it."""
+        return self.path.parent / "scratch"
+
     def start(self) -> None:
         if self._handler is not None:
             return
+        if self._given is None:
+            self.path = private_dir(self._directory) / "dask.log"
         self._handler = logging.FileHandler(self.path, delay=True)
         self._handler.setFormatter(
             logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
@@ -68,9 +91,15 @@ class DaskLogs:
             os.environ.pop(ENV, None)
         else:
             os.environ[ENV] = self._env
+        if self._given is None:
+            # the local workers' scratch space (Dask's worker directories), closed by now
+            shutil.rmtree(self.scratch, ignore_errors=True)
         try:
-            if self.path.stat().st_size == 0 and not self._named:
-                self.path.unlink()  # nothing was logged: leave nothing behind
+            empty = not self.path.exists() or self.path.stat().st_size == 0
+            if empty and not self._named:
+                self.path.unlink(missing_ok=True)  # nothing was logged: leave nothing behind
+                if self._given is None:
+                    self.path.parent.rmdir()
         except OSError:
             pass
 

@@ -66,6 +66,9 @@ class EngineConfig:
     # statement, the update's prepare/commit/abort): "direct" (a socket per partition,
     # wisconsin.engines.channel; a TLS cluster falls back to Dask) or "dask" (a pinned Dask task).
     transport: str = "direct"
+    # Where diagnostic logs (Dask's) go: a private directory made inside it (None: $TMPDIR);
+    # the runner gives the run file's directory.
+    log_dir: str | None = None
 
 
 @dataclass(frozen=True)

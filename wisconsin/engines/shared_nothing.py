@@ -97,7 +97,9 @@ class SharedNothingEngine:
         self._known: dict[str, str] | None = None
         self.warnings: list[str] = []  # said on stderr and kept in the run file's notes
         self.memory_limits: dict[int, str] = {}  # DuckDB memory_limit per open partition
-        self.logs = DaskLogs()  # Dask's log lines go here, not to the terminal
+        # Dask's log lines go here, not to the terminal: a private directory in the run's
+        # output directory (EngineConfig.log_dir)
+        self.logs = DaskLogs(directory=config.log_dir)
         self.transport = self._choose_transport(config)
         # Sent to the workers through Dask; only this engine's channels pass the handshake.
         self._authkey = secrets.token_bytes(32) if self.transport == "direct" else None
@@ -132,15 +134,16 @@ class SharedNothingEngine:
 
     def start(self, partitions: int, placement: Mapping[int, str] | None = None) -> float:
         t0 = time.perf_counter()
-        self.logs.start()
         self.placement = dict(placement or {p: worker_name(p) for p in range(partitions)})
         if self.config.cluster:
+            self.logs.start()
             if self.client is None:
                 self.client = connect(
                     self.config.cluster, self.config.security, min(self.config.timeout_s, 60)
                 )
         else:
-            self.stop()
+            self.stop()  # a previous local cluster, and its logging
+            self.logs.start()  # after stop(): it would end the capture it starts
             workers = {
                 worker_name(p): {
                     "cls": Nanny,
@@ -151,6 +154,7 @@ class SharedNothingEngine:
                         "host": "127.0.0.1",
                         "dashboard": False,
                         "silence_logs": logging.ERROR,
+                        "local_directory": str(self.logs.scratch),
                     },
                 }
                 for p in range(partitions)
@@ -171,7 +175,12 @@ class SharedNothingEngine:
             # it (raised as KeyboardInterrupt on unblocking). Worker processes start with a
             # clean mask (spawn resets it): a ^C in their first ~0.5 s of imports, before
             # their preload ignores it, prints a traceback, which goes to the Dask log file.
-            with dask.config.set(QUIET), _sigint_deferred(), self.logs.children_output():
+            scratch = {"temporary-directory": str(self.logs.scratch)}  # not $TMPDIR
+            with (
+                dask.config.set({**QUIET, **scratch}),
+                _sigint_deferred(),
+                self.logs.children_output(),
+            ):
                 self.cluster = SpecCluster(
                     scheduler=scheduler, workers=workers, silence_logs=logging.ERROR
                 )

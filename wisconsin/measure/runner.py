@@ -420,7 +420,7 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
             "among the open table's instances on it (config.memory_limit is only the fallback)"
         )
         notes += [said] if said not in notes else []  # a resumed run has it already
-    engine = make_engine(opts.mode, opts.engine)
+    engine = make_engine(opts.mode, replace(opts.engine, log_dir=str(out_path.parent)))
     base_engine = (
         make_engine("shared-memory", replace(opts.engine, cluster=None)) if separate else None
     )

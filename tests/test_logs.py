@@ -1,0 +1,57 @@
+"""Where diagnostic logs go: a private directory in the command's output directory, removed
+when nothing was logged, never a guessable path in $TMPDIR (issue 29, 'Where logs go')."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+
+from wisconsin.cluster.logs import LOG_DIR_PREFIX, DaskLogs
+from wisconsin.store import TableSpec
+
+
+def test_the_log_directory_is_private_fresh_and_removed_when_empty(tmp_path):
+    logs = DaskLogs(directory=tmp_path)
+    logs.start()
+    try:
+        d = logs.path.parent
+        assert d.parent == tmp_path and d.name.startswith(LOG_DIR_PREFIX)
+        assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    finally:
+        logs.stop()
+    assert not d.exists()  # nothing logged: nothing left
+
+
+def test_a_log_named_by_an_error_is_kept_and_a_planted_symlink_is_not_followed(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    logs = DaskLogs(directory=tmp_path)
+    logs.start()
+    try:
+        # The old path was $TMPDIR/wisconsin-dask-<stamp>-<pid>.log: guessable, so a symlink
+        # planted there was written through. The new directory did not exist a moment ago.
+        line = logs.where()
+    finally:
+        logs.stop()
+    assert line == f"Dask logs: {logs.path}" and logs.path.is_file()
+    assert victim.read_text() == "mine\n"
+
+
+def test_a_shared_nothing_run_leaves_nothing_in_tmpdir_or_beside_its_run_file(tmp_path):
+    from wisconsin.builds import build_tables
+
+    data, tmp, out = tmp_path / "data", tmp_path / "tmpdir", tmp_path / "runs"
+    tmp.mkdir()
+    build_tables(data, [TableSpec("F", 2000, 2, 7)], jobs=1)
+    res = subprocess.run(
+        [sys.executable, "-m", "wisconsin", "run", "--data", str(data), "--tables", "F",
+         "--mode", "shared-nothing", "--repeat", "1", "--queries", "average", "--quiet",
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp)},
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert [p.name for p in out.iterdir() if p.name.startswith(LOG_DIR_PREFIX)] == []
+    leftovers = [p.name for p in tmp.iterdir() if "wisconsin" in p.name or "dask" in p.name]
+    assert leftovers == []
