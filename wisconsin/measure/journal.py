@@ -11,6 +11,7 @@ naming the journal and the line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -51,17 +52,33 @@ class RunState:
         self.path = path
         self._fh = None
         if path is not None:
-            self._fh = open(path, "a")  # noqa: SIM115  (open for the whole run)
-            self._write({"t": "base", "run": base})
+            try:
+                self._fh = open(path, "a")  # noqa: SIM115  (open for the whole run)
+                self._write({"t": "base", "run": base})
+            except WisconsinError:
+                # Not even its first record fits (a full disk): no journal is left behind,
+                # so nothing half-written is ever read as a run.
+                self.close(remove=True)
+                raise
+            except OSError as exc:
+                self.close(remove=True)
+                raise WisconsinError(f"cannot write {path}: {exc.strerror or exc}") from None
 
     # ------------------------------------------------------------------ events
 
     def _write(self, record: dict) -> None:
+        """Append one record, fsynced; a full disk is one line (the record is not counted:
+        a reader drops a torn last line)."""
         if self._fh is None:
             return
-        self._fh.write(json.dumps(record) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        try:
+            self._fh.write(json.dumps(record) + "\n")
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise WisconsinError(
+                f"cannot write the run's journal {self.path}: {exc.strerror or exc}"
+            ) from None
 
     def _apply(self, record: dict) -> None:
         if record["t"] == "round":
@@ -96,8 +113,11 @@ class RunState:
 
     def close(self, remove: bool = False) -> None:
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+            fh, self._fh = self._fh, None
+            # Every complete record was flushed and fsynced as it was written; what a full
+            # disk left in the buffer is a torn record, dropped either way.
+            with contextlib.suppress(OSError):
+                fh.close()
         if remove and self.path is not None:
             self.path.unlink(missing_ok=True)
 

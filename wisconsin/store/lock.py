@@ -121,8 +121,11 @@ def hold(data_dir: str | os.PathLike, create: bool = False, shared: bool = False
             "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])[:500],
             "started_utc": utc_now(),
         }
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
+        # The details only name the holder to a refused command; the flock is the lock. A
+        # full disk may refuse them (the refused command then says "another process").
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
         _held[key] = (fd, 1)
         try:
             yield
