@@ -97,6 +97,10 @@ def _edit(change):
         (_edit(lambda ls: ls.pop(0)), "journal does not start with its run (line 1 is a round"),
         (_edit(lambda ls: ls.insert(1, ls[0])), "journal line 2 is a second base record"),
         (_edit(lambda ls: ls.clear()), "empty journal"),
+        (
+            _edit(lambda ls: ls[2]["rep"].update(verified=False)),
+            "journal line 3: rep.verified is false, not true (only verified executions",
+        ),
     ],
 )
 def test_a_bad_record_is_one_line_naming_the_journal_and_line(tmp_path, lines, edit, said):

@@ -246,6 +246,15 @@ def _check(record, path: Path, n: int) -> str:
             # a shell is a measurement but for its repetitions: checked as one
             shell = record["shell"] | {"warmup": record["rep"], "repetitions": []}
             jsonfields.read(runfile.Measurement, shell, "shell", ranges=_RANGES)
+            if record["rep"].get("verified") is not True:
+                # The runner journals an execution only once its answer is verified: a
+                # record saying otherwise was not written by it, and resuming must not
+                # count it as a verified measurement.
+                raise jsonfields.FieldError(
+                    "rep.verified",
+                    jsonfields.show(record["rep"].get("verified")),
+                    "true (only verified executions are journaled)",
+                )
     except jsonfields.FieldError as exc:
         raise WisconsinError(f"{path}: journal line {n}: {exc}") from None
     return t
