@@ -183,7 +183,9 @@ def test_engine_lost_channel_is_a_partition_failure(table):
 def _close_channel(dask_worker=None):
     from wisconsin.engines import worker
 
-    dask_worker.plugins[worker.PLUGIN].server.close()
+    for plugin in dask_worker.plugins.values():
+        if isinstance(plugin, worker.PartitionSessions):
+            plugin.server.close()
 
 
 def test_dask_transport_and_tls_keep_the_dask_path(table):
@@ -196,3 +198,47 @@ def test_dask_transport_and_tls_keep_the_dask_path(table):
         eng.stop()
     tls = SharedNothingEngine(EngineConfig(cluster="tls://10.0.0.1:8786"))
     assert tls.transport == "dask" and "TLS" in tls.transport_note
+
+
+@pytest.mark.parametrize("transport", ["direct", "dask"])
+def test_two_runs_sharing_one_clusters_workers_keep_their_own_sessions(table, tmp_path, transport):
+    """Every run's worker plugin had one fixed name: a second run on the same cluster
+    replaced the first's plugin (closing its sessions and channel), and the first failed
+    7 of 7 times. Now each engine's plugin has its own name, and stop() removes only its
+    own from the workers."""
+    (m2,) = build_tables(tmp_path, [store.TableSpec("F", 3000, 2, 9)], jobs=2).manifests
+    first, m1 = _engine(table, transport=transport)
+    second = SharedNothingEngine(
+        EngineConfig(memory_limit="128MB", cluster=first.cluster.scheduler_address,
+                     transport=transport)
+    )  # fmt: skip
+    try:
+        second.start(2, placement=first.placement)
+        second.open_table(m2, str(tmp_path / m2.name))
+        assert second.plugin_name != first.plugin_name
+        errors: list[BaseException] = []
+
+        def work(eng, m, rows):
+            try:
+                for _ in range(5):
+                    step = eng.execute(eng.statements(queries.get("average"), m, "full-row"))
+                    assert sum(u.rows[0][1] for u in step.units.values()) == rows
+            except BaseException as exc:  # noqa: BLE001  (reported below)
+                errors.append(exc)
+
+        threads = [
+            threading.Thread(target=work, args=(first, m1, 2000)),
+            threading.Thread(target=work, args=(second, m2, 3000)),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert errors == []
+        second.close_table()
+        second.stop()  # its plugin leaves the shared workers; the first's stays
+        step = first.execute(first.statements(queries.get("average"), m1, "full-row"))
+        assert sum(u.rows[0][1] for u in step.units.values()) == 2000
+    finally:
+        second.stop()
+        first.stop()

@@ -100,6 +100,9 @@ class SharedNothingEngine:
         # Dask's log lines go here, not to the terminal: a private directory in the run's
         # output directory (EngineConfig.log_dir)
         self.logs = DaskLogs(directory=config.log_dir)
+        # This engine's plugin on the workers: its own name, so runs sharing a cluster's
+        # workers never replace each other's sessions (worker.PLUGIN says why)
+        self.plugin_name = f"{worker.PLUGIN}-{secrets.token_hex(8)}"
         self.transport = self._choose_transport(config)
         # Sent to the workers through Dask; only this engine's channels pass the handshake.
         self._authkey = secrets.token_bytes(32) if self.transport == "direct" else None
@@ -193,7 +196,7 @@ class SharedNothingEngine:
             worker.PartitionSessions(
                 self.config.threads_per_worker, self.config.memory_limit, self._authkey
             ),
-            name=worker.PLUGIN,
+            name=self.plugin_name,
         )
         return time.perf_counter() - t0
 
@@ -224,6 +227,10 @@ class SharedNothingEngine:
         quiet.setLevel(logging.CRITICAL)
         try:
             if self.client is not None:
+                if self.config.cluster:
+                    # A shared cluster's workers outlive this run: close its sessions there
+                    with contextlib.suppress(Exception):
+                        self.client.unregister_worker_plugin(self.plugin_name)
                 self.client.close()
                 self.client = None
             if self.cluster is not None:
@@ -314,6 +321,8 @@ class SharedNothingEngine:
         parts = sorted(self.paths) if parts is None else parts
         futures = {
             p: self.client.submit(
+                worker.in_plugin,
+                self.plugin_name,
                 fn,
                 *args_of(p),
                 workers=[self.placement[p]],
@@ -350,7 +359,9 @@ class SharedNothingEngine:
         if self.transport != "direct":
             return
         owners = {p: self._known[self.placement[p]] for p in self.paths}
-        where = self.client.run(worker.channel_address, workers=sorted(set(owners.values())))
+        where = self.client.run(
+            worker.channel_address, name=self.plugin_name, workers=sorted(set(owners.values()))
+        )
         self._channel_at = {p: tuple(where[a]) for p, a in owners.items() if where.get(a)}
         missing = sorted(set(self.paths) - set(self._channel_at))
         if missing:

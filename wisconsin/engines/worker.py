@@ -22,6 +22,9 @@ from wisconsin.engines.duckdb_session import PartitionSession, memory_share, res
 from wisconsin.statement import Statement
 from wisconsin.store import pagecache
 
+# Each engine registers its plugin under its own name, PLUGIN-<token>: runs sharing one
+# cluster's workers keep their own sessions and channels (one name for all once let the
+# second run's registration replace the first's plugin, closing its sessions).
 PLUGIN = "wisconsin-partitions"
 # One statement at a time on a worker's sessions, whether it came as a Dask task or over
 # the direct channel (the coordinator is sequential; this makes it safe regardless).
@@ -128,6 +131,20 @@ def _sessions() -> PartitionSessions:
     return plugin if plugin is not None else get_worker().plugins[PLUGIN]
 
 
+def in_plugin(name: str, fn, *args):
+    """A Dask task: fn(*args) against the sessions of the plugin registered as `name` (the
+    engine's own), as a channel thread serves its plugin."""
+    _channel_thread.plugin = get_worker().plugins[name]
+    try:
+        return fn(*args)
+    finally:
+        _channel_thread.plugin = None
+
+
+def _ours(dask_worker) -> list[PartitionSessions]:
+    return [p for p in dask_worker.plugins.values() if isinstance(p, PartitionSessions)]
+
+
 def _serial(fn):
     """A task on this worker's sessions: one at a time (Dask task or channel call)."""
 
@@ -142,13 +159,14 @@ def _serial(fn):
 def direct_calls(dask_worker=None) -> list[str]:
     """Run with client.run: the task functions running on this worker's direct channel
     (what Client.processing shows of Dask tasks)."""
-    server = getattr(dask_worker.plugins.get(PLUGIN), "server", None)
-    return [] if server is None else sorted(server.running.values())
+    servers = [p.server for p in _ours(dask_worker) if p.server is not None]
+    return sorted(call for s in servers for call in s.running.values())
 
 
-def channel_address(dask_worker=None) -> tuple[str, int] | None:
-    """Run with client.run: where this worker's direct channel listens (None: no channel)."""
-    plugin = dask_worker.plugins.get(PLUGIN)
+def channel_address(dask_worker=None, name: str = PLUGIN) -> tuple[str, int] | None:
+    """Run with client.run: where the direct channel of plugin `name` listens (None: no
+    channel)."""
+    plugin = dask_worker.plugins.get(name)
     server = getattr(plugin, "server", None)
     return None if server is None else server.address
 
