@@ -115,3 +115,13 @@ def test_generate_onto_a_full_disk_is_one_line(full_disk):
     ])  # fmt: skip
     assert res.exit_code == 2, res.output
     assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
+
+
+def test_a_successful_command_discards_even_a_non_empty_log(tmp_path):
+    logs = DaskLogs(directory=tmp_path)
+    logs.start()
+    logs.path.write_text("a warning Dask printed\n")
+    logs.stop()
+    assert logs.path.is_file()  # kept by stop(): the command may still fail
+    logs.discard()
+    assert not any(p.name.startswith(LOG_DIR_PREFIX) for p in tmp_path.iterdir())

@@ -103,6 +103,12 @@ class DaskLogs:
         except OSError:
             pass
 
+    def discard(self) -> None:
+        """The command succeeded: remove its private log directory, whatever it holds
+        (call after stop()). A log given by path (tests) is left alone."""
+        if self._given is None and self._handler is None and self.path.name == "dask.log":
+            shutil.rmtree(self.path.parent, ignore_errors=True)
+
     @contextlib.contextmanager
     def children_output(self):
         """Point this process's stdout and stderr at the log file for the block, so that

@@ -493,6 +493,9 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
     )
     path = journal.save_run(result, out_path)
     state.close(remove=True)
+    discard = getattr(engine, "logs", None)
+    if discard is not None:
+        discard.discard()  # the run succeeded: its diagnostic logs go (a failed run keeps them)
     return result, path
 
 
