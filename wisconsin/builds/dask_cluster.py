@@ -105,11 +105,13 @@ def task_build_partition(
     parts: int,
     mem: str,
     checksum: str = store.STORAGE["checksum"],
+    verify: bool = False,
 ):
-    """On the owner: generate a partition into table_dir (cluster generate and repair)."""
+    """On the owner: generate a partition into table_dir (cluster generate and repair;
+    verify: repair's read-back before replacing, writer.build_partition)."""
     os.makedirs(table_dir, exist_ok=True)
     info = writer.build_partition(
-        table_dir, n, seed, part, parts, memory_limit=mem, checksum=checksum
+        table_dir, n, seed, part, parts, memory_limit=mem, checksum=checksum, verify=verify
     )
     return info | _where(table_dir, info["file"])
 
@@ -254,7 +256,8 @@ def _check(path: str, part: dict, m: Manifest, deep: bool, drift: bool, _part: i
 def _rebuild(
     table_dir: str, n: int, seed: int, parts: int, mem: str, checksum: str, part: int
 ) -> dict:
-    return task_build_partition(table_dir, n, seed, part, parts, mem, checksum)
+    # repair: proven aside before it replaces anything, never over a correct file
+    return task_build_partition(table_dir, n, seed, part, parts, mem, checksum, verify=True)
 
 
 def remote_check(client, m: Manifest, drift: bool, timeout: float) -> dict[int, list[str]]:
