@@ -451,5 +451,7 @@ def test_repair_on_a_healthy_table_says_so_and_changes_nothing(f2):
     before = _files_state(f2)
     res = _cli("repair", f2)
     assert res.exit_code == 0, res.output
-    assert "every partition matches the manifest; nothing to repair" in res.output
+    assert res.output.strip().splitlines() == [
+        f"{f2}: every partition matches the manifest; nothing to repair"
+    ]
     assert _files_state(f2) == before

@@ -66,6 +66,7 @@ def repair_table(
     todo = sorted(damaged)
     rows_total = sum(m.parts[i].rows for i in todo)
     label = f"repair {m.name}"
+    progress = progress if todo else None  # a healthy table: one line, no "0/0"
     if progress:
         progress(label, 0, rows_total)
     local = [i for i in todo if not m.parts[i].worker]
