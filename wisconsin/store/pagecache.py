@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import fcntl
 import mmap
 import os
 from collections.abc import Iterator
@@ -25,14 +26,16 @@ class EvictionError(WisconsinError):
 
 
 @contextlib.contextmanager
-def descriptor(path: str | os.PathLike) -> Iterator[int]:
+def descriptor(path: str | os.PathLike, readable: bool = False) -> Iterator[int]:
     """A read descriptor of path that is safe to use beside the engine: closing ANY
     descriptor of a file drops every POSIX lock this process holds on it (close(2)), which
     would release DuckDB's own lock on a partition file it has open. So where this process
     already has the file open, its descriptor is borrowed (never closed); otherwise one is
-    opened and closed (a process holding no descriptor of the file holds no lock on it)."""
+    opened and closed (a process holding no descriptor of the file holds no lock on it).
+    readable: only a descriptor open for reading is borrowed (mmap needs one); DuckDB opens
+    its files read-write or read-only, never write-only."""
     st = os.stat(path)
-    fd = _open_descriptor(st.st_dev, st.st_ino)
+    fd = _open_descriptor(st.st_dev, st.st_ino, readable)
     if fd is not None:
         yield fd
         return
@@ -43,7 +46,7 @@ def descriptor(path: str | os.PathLike) -> Iterator[int]:
         os.close(fd)
 
 
-def _open_descriptor(dev: int, ino: int) -> int | None:
+def _open_descriptor(dev: int, ino: int, readable: bool) -> int | None:
     """A descriptor this process already holds on the file (dev, ino), if any."""
     try:
         fds = os.listdir("/proc/self/fd")
@@ -54,8 +57,16 @@ def _open_descriptor(dev: int, ino: int) -> int | None:
             st = os.fstat(int(name))
         except (OSError, ValueError):
             continue
-        if (st.st_dev, st.st_ino) == (dev, ino):
-            return int(name)
+        if (st.st_dev, st.st_ino) != (dev, ino):
+            continue
+        if readable:
+            try:
+                mode = fcntl.fcntl(int(name), fcntl.F_GETFL) & os.O_ACCMODE
+            except OSError:
+                continue
+            if mode == os.O_WRONLY:
+                continue
+        return int(name)
     return None
 
 
@@ -108,7 +119,7 @@ def resident_bytes(path: str | os.PathLike) -> int | None:
         return 0
     page = mmap.PAGESIZE
     pages = (size + page - 1) // page
-    with descriptor(path) as fd:
+    with descriptor(path, readable=True) as fd:
         addr = _LIBC.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
         if addr in (None, _MAP_FAILED):
             return None
