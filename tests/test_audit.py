@@ -591,3 +591,23 @@ def test_a_warm_repetition_that_read_its_data_fails(run_path):
     )
     rule = _rules(forged)["cache state proven"]
     assert not rule.ok and "warm, yet read" in rule.detail, rule
+
+
+def test_no_timed_scan_is_no_proof_of_a_full_scan(run_path):
+    """An incomplete run once audited as 'PASS full scan proven: 0 scans read every row'."""
+    run = runfile.load(run_path)
+    empty = dataclasses.replace(
+        run,
+        measurements=tuple(
+            dataclasses.replace(m, repetitions=()) if m.query == "scan" else m
+            for m in run.measurements
+        ),
+    )
+    rule = _rules(empty)["full scan proven"]
+    assert not rule.ok and "no timed scan recorded" in rule.detail
+    dropped = dataclasses.replace(
+        run, measurements=tuple(m for m in run.measurements if m.query != "scan")
+    )
+    rule = _rules(dropped)["full scan proven"]
+    assert not rule.ok and "none is recorded" in rule.detail
+    assert _rules(run)["full scan proven"].ok
