@@ -30,7 +30,6 @@ import os
 import platform
 import re
 import shlex
-import subprocess
 import sys
 import tempfile
 import threading
@@ -255,27 +254,11 @@ def _header(start: dt.datetime) -> list[str]:
 
 
 def _commit() -> str:
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # never take index.lock from others' git
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env=env,
-            check=True,
-        ).stdout.strip()
-        changes = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown (no git, or not a git checkout)"
-    return head + ("-dirty" if changes else "")
+    """The code measured: the wisconsin checkout's commit (-dirty if changed), or the commit
+    stamped into an installed wheel."""
+    from wisconsin.measure.environment import git_commit
+
+    return git_commit()
 
 
 def _meminfo() -> dict[str, int]:

@@ -207,21 +207,7 @@ def test_deep_check_sees_a_modified_copy_that_the_cheap_check_cannot(f2):
 
 
 def test_a_pending_update_is_left_to_recovery_not_called_damage(f2):
-    from wisconsin.engines import commit
-    from wisconsin.engines.base import EngineConfig
-    from wisconsin.measure.runner import make_engine
-
-    m = store.read_manifest(f2)
-    engine = make_engine("shared-memory", EngineConfig(timeout_s=60))
-    engine.start(2)
-    engine.open_table(m, str(f2))
-    undo = engine.statements(queries.get("update"), m, "full-row", delta=-117)
-    try:
-        with pytest.raises(RuntimeError), commit.update_pair(f2, "ux", "uy", undo):
-            engine.update("ux", engine.statements(queries.get("update"), m, "full-row"))
-            raise RuntimeError("the coordinator dies here")
-    finally:
-        engine.stop()
+    _leave_an_update_pending(f2)
     assert store_check.verify_table(f2)[1] == []  # +117 is applied, but recovery owns it
     assert _run(f2.parent, "shared-memory").exit_code == 0
     assert store_check.verify_table(f2, deep=True)[1] == []

@@ -47,15 +47,21 @@ def git_commit() -> str:
             return GIT_COMMIT
         except ImportError:
             return "unknown"
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # never take index.lock from others' git
     try:
         head = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            env=env,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
             capture_output=True,
             text=True,
             timeout=5,
+            env=env,
         ).stdout.strip()
         return (head + ("-dirty" if dirty else "")) or "unknown"
     except (OSError, subprocess.SubprocessError):

@@ -272,7 +272,7 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
         raise WisconsinError(f"{out_path} already exists; run files are never overwritten")
     store.check_writable(out_path.parent, f"--out {opts.out}")
     manifests = load_tables(opts)
-    with lock.hold_tables(_table_dirs(opts)):
+    with lock.hold_tables(_table_dirs(opts, manifests)):
         _check_tables(opts, manifests)
         base = _skeleton(opts, manifests)
         created = not out_path.parent.exists()
@@ -286,10 +286,10 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
             raise
 
 
-def _table_dirs(opts: RunOptions) -> list[Path]:
-    """Every table of the data directory (the baseline's F1 included): a run holds each
-    one's own lock, so a table reached through a symlink from elsewhere is not shared."""
-    return [Path(opts.data_dir) / name for name in store.tables_in(opts.data_dir)]
+def _table_dirs(opts: RunOptions, manifests) -> list[Path]:
+    """The run's tables and the baseline's F1 (hold() skips one that does not exist): a run
+    holds each one's own lock, so a table reached through a symlink is not shared."""
+    return [Path(opts.data_dir) / name for name in {*manifests, "F1"}]
 
 
 def resume_options(run: Run, out: Path, engine: EngineConfig, catalog: QueryCatalog) -> RunOptions:
@@ -363,7 +363,7 @@ def resume(
         m = manifests.get(t.name)
         if m is None or (m.rows, m.partitions, m.seed) != (t.rows, t.partitions, t.seed):
             raise WisconsinError(f"{t.name} in {opts.data_dir} is not the table this run measured")
-    with lock.hold_tables(_table_dirs(opts)):
+    with lock.hold_tables(_table_dirs(opts, manifests)):
         _check_tables(opts, manifests)
         stamps = [r.dispatched_unix or 0.0 for m in partial.measurements for r in m.repetitions]
         first = [r.started_utc for r in partial.rounds if r.started_utc]
