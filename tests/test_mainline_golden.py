@@ -23,8 +23,10 @@ differs between two runs on one machine, or between machines:
   times and ``bench took N s`` are masked;
 * which points are harness-dominated follows from timings (two runs differed at scan P=2
   and join G4): the point list of the ``(h):`` note and of ``P = ... left out of the
-  fits``, and the number of points in ``too few points: N beyond P0``, are masked (the
-  lines stay: at these sizes P = 8 and 16 are always harness-dominated); the ``(b):``
+  fits`` are masked (the lines stay: at these sizes P = 8 and 16 are always
+  harness-dominated); so whether a curve has enough points to fit follows from timings
+  too: the four fit cells of the scalability card become ``<FIT>`` and the fits' notes
+  are dropped (CI once fitted scan F where the golden run had too few points); the ``(b):``
   note and ``Points at P = ... are fitted with more threads than cores`` appear in some
   runs and not in others, so those lines are dropped;
 * time: ISO timestamps, and the run file's ``<stamp>-<host>`` name;
@@ -164,8 +166,11 @@ def mask_bench(text: str, data: str | os.PathLike, out: str | os.PathLike) -> st
             if line.startswith("Points at P = "):
                 continue
             if _QUERY_ROW.match(line):
-                line = _FLOAT.sub("<F>", line)
-            line = re.sub(r"too few points: \d+ beyond P0", "too few points: <N> beyond P0", line)
+                cells = re.split(r" {2,}", _FLOAT.sub("<F>", line))
+                cells[2:6] = ["<FIT>"] * len(cells[2:6])
+                line = "  ".join(cells)
+            if re.search(r" [FG]: (Amdahl|Gustafson|USL): ", line):
+                continue  # a fit's note (too few points, no fit) follows from the timings
             line = re.sub(
                 r": P = [\d,]+ left out of the fits", ": P = <PS> left out of the fits", line
             )
@@ -175,6 +180,16 @@ def mask_bench(text: str, data: str | os.PathLike, out: str | os.PathLike) -> st
         line = re.sub(r" {2,}", "  ", line)
         lines.append(line)
     return "\n".join(lines)
+
+
+def test_mask_bench_hides_whether_a_curve_had_enough_points_to_fit():
+    card = "Scalability card\n================\n"
+    row = "Table Scan  speedup  {}  too few points  too few points  too few points  4: 0.1  x"
+    fitted = card + row.format("1 [0-1]") + "\n"
+    unfitted = card + row.format("too few points") + "\n"
+    unfitted += "Table Scan F: Amdahl: too few points: 1 beyond P0, Amdahl needs 2.\n"
+    assert mask_bench(fitted, "/d", "/o") == mask_bench(unfitted, "/d", "/o")
+    assert "<FIT>" in mask_bench(fitted, "/d", "/o")
 
 
 @pytest.mark.slow
