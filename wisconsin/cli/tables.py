@@ -155,7 +155,16 @@ def info(
     partitions on cluster workers are checked there, by their owners."""
     import dataclasses
 
+    from wisconsin import workloads
     from wisconsin.store import read_manifest
+
+    if (name := workloads.of_table(table_dir)) != workloads.NAMES[0]:
+        if cluster_address is not None or as_json or no_verify:
+            raise click.UsageError("--cluster, --json and --no-verify are for Wisconsin tables")
+        lines, code = workloads.get(name).info_table(table_dir)
+        for line in lines:
+            click.echo(line, err=line.startswith("problem:"))
+        sys.exit(code)
     from wisconsin.store.check import verify_table
     from wisconsin.store.updates import DecisionLog
 
@@ -234,10 +243,18 @@ def info(
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_cluster_options(worker_data=False)
 def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -> None:
-    """Rebuild exactly the damaged, missing or foreign partitions of a table (on their
-    cluster workers with --cluster)."""
+    """The one recovery verb: rebuild exactly the damaged, missing or foreign partitions of
+    a table (on their cluster workers with --cluster) and settle an interrupted update; on a
+    DebitCredit database, apply the remote halves a crash left decided but undone."""
+    from wisconsin import workloads
     from wisconsin.builds import repair_table
 
+    if (name := workloads.of_table(table_dir)) != workloads.NAMES[0]:
+        if cluster_address is not None or jobs is not None:
+            raise click.UsageError("--cluster and --jobs are for Wisconsin tables")
+        for line in workloads.get(name).repair_table(table_dir):
+            click.echo(line)
+        return
     address, security = _engine_target(cluster_address, "shared-nothing", tls_ca, tls_cert, tls_key)
     client = None
     if address is not None:

@@ -281,6 +281,19 @@ def write_manifest(table_dir: Path, manifest: Manifest) -> None:
 # --------------------------------------------------------------------------- reading
 
 
+def read_typed_manifest(path: Path, tp: type, version: int, ranges: jsonfields.Ranges):
+    """A manifest file of this version read strictly into dataclass tp, or StoreError in
+    one line naming the field (any workload's tables)."""
+    data = atomic.read_json(path, "corrupt manifest", error=StoreError)
+    if not isinstance(data, dict) or data.get("schema_version") != version:
+        found = data.get("schema_version") if isinstance(data, dict) else None
+        raise StoreError(f"{path}: unknown manifest schema version {found!r}")
+    try:
+        return jsonfields.read(tp, data, ranges=ranges, strict=True)
+    except jsonfields.FieldError as exc:
+        raise StoreError(f"{path}: not a valid manifest: {exc}") from None
+
+
 def read_manifest(table_dir: str | os.PathLike) -> Manifest:
     """Load and validate a table's manifest; StoreError if missing, corrupt or unknown."""
     tdir = Path(table_dir)
@@ -298,14 +311,7 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
             f"{tdir}: no manifest.json (the table was never completely built; "
             "run `wisconsin generate` again to finish it)"
         )
-    data = atomic.read_json(path, "corrupt manifest", error=StoreError)
-    if not isinstance(data, dict) or data.get("schema_version") != MANIFEST_VERSION:
-        version = data.get("schema_version") if isinstance(data, dict) else None
-        raise StoreError(f"{path}: unknown manifest schema version {version!r}")
-    try:
-        m = jsonfields.read(Manifest, data, ranges=RANGES, strict=True)
-    except jsonfields.FieldError as exc:
-        raise StoreError(f"{path}: not a valid manifest: {exc}") from None
+    m = read_typed_manifest(path, Manifest, MANIFEST_VERSION, RANGES)
     problem = manifest_problem(m)
     if problem:
         raise StoreError(f"{path}: not a valid manifest: {problem}")

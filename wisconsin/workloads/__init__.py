@@ -5,6 +5,9 @@ A workload is a module with these entry points (imported on use, so `--help` sta
 
     DESCRIPTION                           one line, for `bench --workload` help
     owns(path) -> bool                    is this run file one of mine
+    owns_table(dir) -> bool               (optional) is this table directory one of mine;
+    info_table(dir) -> (lines, code)      then `wisconsin info` and `wisconsin repair` on it
+    repair_table(dir) -> lines            are these (the default workload's are in cli/tables)
     report_files(paths, fmt) -> str       `wisconsin report`
     plot_files(paths, out_dir, force) -> [Path]  `wisconsin plot` (force: replace figures)
     compare_files(a, b, force, fmt) -> str  `wisconsin compare` (a, b: lists of run files)
@@ -46,6 +49,16 @@ def of_run(path: str | os.PathLike) -> str:
     its loader says what is wrong with the file)."""
     for name in NAMES[1:]:
         if get(name).owns(path):
+            return name
+    return NAMES[0]
+
+
+def of_table(table_dir: str | os.PathLike) -> str:
+    """The name of the workload a table directory belongs to (the default if none claims
+    it: its manifest reader says what is wrong with it)."""
+    for name in NAMES[1:]:
+        owns_table = getattr(get(name), "owns_table", None)
+        if owns_table is not None and owns_table(table_dir):
             return name
     return NAMES[0]
 

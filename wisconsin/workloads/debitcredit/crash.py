@@ -3,7 +3,7 @@
 A coordinator child process starts P partition servers and runs closed load. Once the drivers
 have acknowledged some commits, one partition process and the coordinator are killed with
 SIGKILL; the other partitions notice the coordinator is gone and stop. Then, as after any
-crash: recover (redo decided remote halves), audit against the drivers' logs, and read the
+crash: `wisconsin repair` (redo decided remote halves), audit against the drivers' logs, and read the
 files independently. Used by tests/test_debitcredit_crash.py and benchmarks/.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import WisconsinError
-from wisconsin.workloads.debitcredit import audit, schema
+from wisconsin.workloads.debitcredit import audit, schema, tables
 from wisconsin.workloads.debitcredit.check import independent_check
 
 
@@ -64,9 +64,7 @@ def crash_test(
     if not 0 <= victim < partitions:
         raise WisconsinError(f"victim partition {victim} out of range")
     paths = schema.build(data_dir, partitions, sizing)
-    log_dir = Path(data_dir) / f"crash-log-p{partitions}"
-    for old in log_dir.glob("*"):
-        old.unlink()
+    log_dir = schema.ack_log_dir(paths[0].parent)  # emptied by the build
     child = subprocess.Popen(
         [sys.executable, "-m", __name__, str(data_dir), str(partitions), str(log_dir),
          str(sizing.branches_per_partition), str(sizing.tellers_per_branch),
@@ -97,7 +95,7 @@ def crash_test(
         if child.poll() is None:
             child.kill()
             child.wait()
-    recovered = audit.recover(paths)
+    recovered = tables.repair(paths[0].parent).redone  # what `wisconsin repair` does
     result = audit.check(paths, log_dir)
     ok, lines = independent_check(str(paths[0].parent))
     return CrashResult(acked, recovered, result, ok, tuple(lines))

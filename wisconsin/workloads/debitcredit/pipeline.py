@@ -9,7 +9,6 @@ peak, stop, redo any decided remote halves, audit, and run the independent check
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import statistics
 import time
 from collections.abc import Callable
@@ -19,7 +18,7 @@ import psutil
 
 from wisconsin import WisconsinError, atomic
 from wisconsin.measure import environment
-from wisconsin.store import check_writable, utc_now
+from wisconsin.store import check_writable, lock, utc_now
 from wisconsin.workloads.debitcredit import audit, histogram, schema
 from wisconsin.workloads.debitcredit.check import independent_check
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
@@ -87,11 +86,17 @@ def _step(load: Load, repeat: int, partitions: int, tallies: list[dict]) -> Step
 
 
 def measure_partitions(cfg: Config, partitions: int, work_dir: Path, say) -> PartitionResult:
+    # The database's lock from build to audit: `repair` or another bench must not touch it.
+    db_dir = schema.partition_file(cfg.data_dir, 0, partitions).parent
+    with lock.hold_tables([db_dir], create=True):
+        return _measure_partitions(cfg, partitions, say)
+
+
+def _measure_partitions(cfg: Config, partitions: int, say) -> PartitionResult:
     t0 = time.perf_counter()
     paths = schema.build(cfg.data_dir, partitions, cfg.sizing)
     build_s = time.perf_counter() - t0
-    log_dir = work_dir / f"log-p{partitions}"
-    shutil.rmtree(log_dir, ignore_errors=True)
+    log_dir = schema.ack_log_dir(paths[0].parent)  # emptied by the build
     steps: list[Step] = []
     with PartitionServers(cfg.data_dir, partitions, cfg.sizing, log_dir) as servers:
         warm = Load("closed", min(1.0, cfg.step_s), streams=cfg.streams, seed=cfg.seed)

@@ -9,13 +9,18 @@ contiguous block [p*B, (p+1)*B), with its tellers and accounts (Tandem's key-ran
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from wisconsin import WisconsinError, atomic
+from wisconsin.jsonfields import utc_now
+from wisconsin.store import lock
 
 TELLERS_PER_BRANCH = 10
 ACCOUNTS_PER_BRANCH = 10_000
@@ -90,6 +95,54 @@ DDL = (
 )
 
 
+WORKLOAD = "debitcredit"
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+ACK_LOG = "_acklog"
+
+
+@dataclass(frozen=True)
+class DcManifest:
+    """What a DebitCredit database's manifest.json holds (read back by tables.read_manifest)."""
+
+    workload: str
+    schema_version: int
+    partitions: int
+    branches_per_partition: int
+    tellers_per_branch: int
+    accounts_per_branch: int
+    files: tuple[str, ...]
+    created_utc: str
+
+    @property
+    def sizing(self) -> Sizing:
+        return Sizing(
+            self.branches_per_partition, self.tellers_per_branch, self.accounts_per_branch
+        )
+
+
+def ack_log_dir(db_dir: str | os.PathLike) -> Path:
+    """Where the drivers log what they acknowledged: with the tables it is evidence about
+    (never a diagnostic log to delete)."""
+    return Path(db_dir) / ACK_LOG
+
+
+def write_manifest(db_dir: str | os.PathLike, partitions: int, sizing: Sizing) -> Path:
+    m = DcManifest(
+        workload=WORKLOAD,
+        schema_version=MANIFEST_VERSION,
+        partitions=partitions,
+        branches_per_partition=sizing.branches_per_partition,
+        tellers_per_branch=sizing.tellers_per_branch,
+        accounts_per_branch=sizing.accounts_per_branch,
+        files=tuple(f"part-{p:03d}.duckdb" for p in range(partitions)),
+        created_utc=utc_now(),
+    )
+    path = Path(db_dir) / MANIFEST
+    atomic.write_text(path, json.dumps(dataclasses.asdict(m), indent=1) + "\n")
+    return path
+
+
 def partition_file(data_dir: str | os.PathLike, part: int, partitions: int) -> Path:
     return Path(data_dir) / f"dc{partitions}" / f"part-{part:03d}.duckdb"
 
@@ -141,12 +194,19 @@ def build_partition(path: Path, part: int, partitions: int, sizing: Sizing) -> N
 
 
 def build(data_dir: str | os.PathLike, partitions: int, sizing: Sizing) -> list[Path]:
-    """Build every partition file of a P-partition database afresh (balances start at zero)."""
+    """Build every partition file of a P-partition database afresh (balances start at zero),
+    under the database's lock; its manifest is written last, so a database without one was
+    never completely built. The drivers' log of an earlier database goes with it."""
     paths = [partition_file(data_dir, p, partitions) for p in range(partitions)]
-    for p, path in enumerate(paths):
-        for old in (path, Path(f"{path}.wal")):
-            old.unlink(missing_ok=True)
-        build_partition(path, p, partitions, sizing)
+    db_dir = paths[0].parent
+    with lock.hold_tables([db_dir], create=True):
+        (db_dir / MANIFEST).unlink(missing_ok=True)
+        shutil.rmtree(ack_log_dir(db_dir), ignore_errors=True)
+        for p, path in enumerate(paths):
+            for old in (path, Path(f"{path}.wal")):
+                old.unlink(missing_ok=True)
+            build_partition(path, p, partitions, sizing)
+        write_manifest(db_dir, partitions, sizing)
     return paths
 
 

@@ -18,6 +18,36 @@ def owns(path: str | os.PathLike) -> bool:
     return is_debitcredit(path)
 
 
+def owns_table(table_dir: str | os.PathLike) -> bool:
+    from wisconsin.workloads.debitcredit.tables import is_database
+
+    return is_database(table_dir)
+
+
+def info_table(table_dir: str | os.PathLike) -> tuple[list[str], int]:
+    """`wisconsin info` on a DebitCredit database: (lines, exit code)."""
+    from wisconsin.workloads.debitcredit.tables import info
+
+    return info(table_dir)
+
+
+def repair_table(table_dir: str | os.PathLike) -> list[str]:
+    """`wisconsin repair`: apply decided remote halves, then check the invariants."""
+    from wisconsin.workloads.debitcredit.tables import repair
+
+    done = repair(table_dir)
+    a = done.audit
+    state = (
+        f"{table_dir}: {done.redone} decided remote half(s) applied; "
+        if done.redone
+        else f"{table_dir}: nothing pending, nothing changed; "
+    )
+    return [
+        state + f"verified: account = teller = branch = history sums ({a.account_sum:,}), "
+        f"{a.history_rows:,} history rows"
+    ]
+
+
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
     from wisconsin.workloads.debitcredit.report import report_files
 
