@@ -65,3 +65,44 @@ def test_a_successful_command_discards_even_a_non_empty_log(tmp_path):
     assert logs.path.is_file()  # kept by stop(): the command may still fail
     logs.discard()
     assert not any(p.name.startswith(LOG_DIR_PREFIX) for p in tmp_path.iterdir())
+
+
+def test_a_failed_command_names_the_logs_it_kept_in_its_last_line(tmp_path):
+    from wisconsin.cli.app import _naming_kept_logs
+    from wisconsin.cluster.logs import forget
+
+    forget()  # as the CLI does when a command starts
+    logs = DaskLogs(directory=tmp_path)
+    logs.start()
+    logs.path.write_text("distributed.worker ERROR something\n")
+    logs.stop()
+    try:
+        line = _naming_kept_logs("Error: the run failed")
+        assert line == f"Error: the run failed; logs kept in {logs.path}"
+        # a line that already names them is left as it is
+        assert _naming_kept_logs(f"x; Dask logs: {logs.path}") == f"x; Dask logs: {logs.path}"
+    finally:
+        logs.discard()
+    assert _naming_kept_logs("Error: the run failed") == "Error: the run failed"
+
+
+def test_cluster_clients_keep_their_logs_in_the_data_directory_not_tmpdir(tmp_path):
+    """generate, info and repair --cluster are clients of a cluster: their Dask logging goes
+    to a private directory in the data directory, removed unless something was logged."""
+    data, tmp = tmp_path / "data", tmp_path / "tmpdir"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    for args in (
+        ["generate", "--kind", "F", "--rows", "1000", "--partitions", "2", "--data", str(data)],
+        ["info", str(data / "F2")],
+        ["repair", str(data / "F2")],
+    ):
+        res = subprocess.run(
+            [sys.executable, "-m", "wisconsin", *args, "--cluster", "127.0.0.1:9"],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert res.returncode == 2, (args, res.stderr)
+        assert "Traceback" not in res.stderr and res.stderr.strip().count("\n") == 0
+        leftovers = [p for p in data.rglob(f"{LOG_DIR_PREFIX}*")] if data.exists() else []
+        assert leftovers == [], args
+        assert list(tmp.iterdir()) == [], args

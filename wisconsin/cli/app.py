@@ -15,6 +15,8 @@ click.ClickException.exit_code = 2
 
 class _Group(click.Group):
     def invoke(self, ctx):
+        if "wisconsin.cluster.logs" in sys.modules:  # one process, several commands (tests)
+            sys.modules["wisconsin.cluster.logs"].forget()
         with interrupts.recorded(), outputs.published() as published:
             return self._invoke(ctx, published)
 
@@ -30,7 +32,7 @@ class _Group(click.Group):
             interrupts.check()  # a ^C raised where Python discarded it is still a ^C
             return done
         except WisconsinError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(_naming_kept_logs(str(exc))) from None
         except Exception as exc:
             duckdb = sys.modules.get("duckdb")
             if duckdb is not None and isinstance(exc, duckdb.Error):
@@ -71,8 +73,19 @@ class _Group(click.Group):
                     else "no figure was written"
                 ),
             }.get(ctx.invoked_subcommand or "", "nothing was written")
-            click.echo(f"interrupted; {what}", err=True)
+            click.echo(_naming_kept_logs(f"interrupted; {what}"), err=True)
             sys.exit(130)
+
+
+def _naming_kept_logs(line: str) -> str:
+    """A failed command's last line names the diagnostic logs it kept (docs/storage.md,
+    'Where logs go'), unless it already does."""
+    if "wisconsin.cluster.logs" not in sys.modules:
+        return line  # no command of this process captured any
+    from wisconsin.cluster.logs import kept
+
+    paths = [str(p) for p in kept() if str(p) not in line]
+    return f"{line}; logs kept in {', '.join(paths)}" if paths else line
 
 
 HELP_OPTIONS = ["-h", "--help"]

@@ -69,7 +69,6 @@ def generate(
     worker_data,
 ) -> None:
     """Build F and/or G tables, each partition in its own process (or on its cluster worker)."""
-    from wisconsin.builds import build_tables
     from wisconsin.store import TableSpec
     from wisconsin.workloads.wisconsin.presets import get_preset
 
@@ -90,24 +89,12 @@ def generate(
     elif jobs is not None:
         raise click.UsageError("--jobs has no effect with --cluster (each worker builds its own)")
     client = None
-    if cluster_address is not None:
-        from wisconsin.cluster import connect, resolve_target
+    with _cluster_logs(cluster_address, data_dir):
+        if cluster_address is not None:
+            from wisconsin.cluster import connect, resolve_target
 
-        client = connect(*resolve_target(cluster_address, tls_ca, tls_cert, tls_key))
-    try:
-        with _progress(quiet) as progress:
-            result = build_tables(
-                data_dir,
-                specs,
-                jobs=jobs,
-                progress=progress,
-                announce=None if quiet else (lambda line: click.echo(line, err=True)),
-                client=client,
-                worker_data=worker_data,
-            )
-    finally:
-        if client is not None:
-            client.close()
+            client = connect(*resolve_target(cluster_address, tls_ca, tls_cert, tls_key))
+        result = _build(data_dir, specs, jobs, quiet, client, worker_data)
     for m in result.manifests:
         note = " (already built)" if m.name in result.reused_tables else ""
         owners = sorted({f"{p.worker}@{p.host}" for p in m.parts if p.worker})
@@ -125,6 +112,37 @@ def generate(
                 else ""
             )
         )
+
+
+def _cluster_logs(cluster_address, directory):
+    """A command that is a client of a cluster keeps Dask's logging in a private directory
+    inside its data directory (docs/storage.md, 'Where logs go'); nothing otherwise."""
+    import contextlib
+
+    if cluster_address is None:
+        return contextlib.nullcontext()
+    from wisconsin.cluster.logs import captured
+
+    return captured(directory)
+
+
+def _build(data_dir, specs, jobs, quiet, client, worker_data):
+    from wisconsin.builds import build_tables
+
+    try:
+        with _progress(quiet) as progress:
+            return build_tables(
+                data_dir,
+                specs,
+                jobs=jobs,
+                progress=progress,
+                announce=None if quiet else (lambda line: click.echo(line, err=True)),
+                client=client,
+                worker_data=worker_data,
+            )
+    finally:
+        if client is not None:
+            client.close()
 
 
 # --------------------------------------------------------------------------- info / export
@@ -175,14 +193,15 @@ def info(
     elif cluster_address is not None:
         from wisconsin.cluster import info_on_cluster
 
-        m, problems = info_on_cluster(
-            table_dir,
-            cluster_address,
-            tls_ca=tls_ca,
-            tls_cert=tls_cert,
-            tls_key=tls_key,
-            timeout=timeout,
-        )
+        with _cluster_logs(cluster_address, Path(table_dir).absolute().parent):
+            m, problems = info_on_cluster(
+                table_dir,
+                cluster_address,
+                tls_ca=tls_ca,
+                tls_cert=tls_cert,
+                tls_key=tls_key,
+                timeout=timeout,
+            )
     else:
         m, problems = verify_table(table_dir, deep=deep)
     if as_json:
@@ -257,16 +276,17 @@ def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -
         return
     address, security = _engine_target(cluster_address, "shared-nothing", tls_ca, tls_cert, tls_key)
     client = None
-    if address is not None:
-        from wisconsin.cluster import connect
+    with _cluster_logs(address, Path(table_dir).absolute().parent):
+        if address is not None:
+            from wisconsin.cluster import connect
 
-        client = connect(address, security)
-    try:
-        with _progress(quiet) as progress:
-            result = repair_table(table_dir, jobs=jobs, progress=progress, client=client)
-    finally:
-        if client is not None:
-            client.close()
+            client = connect(address, security)
+        try:
+            with _progress(quiet) as progress:
+                result = repair_table(table_dir, jobs=jobs, progress=progress, client=client)
+        finally:
+            if client is not None:
+                client.close()
     if not result.damaged:
         click.echo(f"{table_dir}: every partition matches the manifest; nothing to repair")
         return

@@ -2,7 +2,8 @@
 
 Where: a private directory (mode 0700, a name nobody can guess, made fresh so nothing can
 be planted in it) inside the command's output directory (a run's: beside its run file),
-removed when nothing was logged; kept, and named by the error lines, when something was.
+removed when nothing was logged or the command succeeded; kept when something was logged
+and the command failed, and then named in its last line (`kept()`, read by the CLI).
 
 The coordinator (scheduler and nannies of a local cluster run in its process) attaches a
 file handler to the `distributed` loggers for the engine's lifetime; worker processes
@@ -20,6 +21,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ENV = "WISCONSIN_DASK_LOG"
@@ -27,6 +29,18 @@ LOGGERS = ("distributed", "dask", "tornado", "asyncio")
 
 
 LOG_DIR_PREFIX = ".wisconsin-logs-"
+
+_kept: list[Path] = []  # log files this process kept: the CLI names them if the command fails
+
+
+def forget() -> None:
+    """A new command starts (the CLI, once per command): earlier commands' logs are theirs."""
+    _kept.clear()
+
+
+def kept() -> list[Path]:
+    """Log files kept so far (not discarded) by this process's commands, that still exist."""
+    return [p for p in _kept if p.exists()]
 
 
 def private_dir(parent: str | os.PathLike | None) -> Path:
@@ -94,12 +108,17 @@ class DaskLogs:
         if self._given is None:
             # the local workers' scratch space (Dask's worker directories), closed by now
             shutil.rmtree(self.scratch, ignore_errors=True)
+            # A scheduler still closing (after a ^C) would report, at exit and over the
+            # user's last line, that it could not remove what was just removed here.
+            logging.getLogger("distributed.diskutils").setLevel(logging.CRITICAL)
         try:
             empty = not self.path.exists() or self.path.stat().st_size == 0
             if empty and not self._named:
                 self.path.unlink(missing_ok=True)  # nothing was logged: leave nothing behind
                 if self._given is None:
                     self.path.parent.rmdir()
+            elif self._given is None and self.path not in _kept:
+                _kept.append(self.path)
         except OSError:
             pass
 
@@ -108,6 +127,8 @@ class DaskLogs:
         (call after stop()). A log given by path (tests) is left alone."""
         if self._given is None and self._handler is None and self.path.name == "dask.log":
             shutil.rmtree(self.path.parent, ignore_errors=True)
+            with contextlib.suppress(ValueError):
+                _kept.remove(self.path)
 
     @contextlib.contextmanager
     def children_output(self):
@@ -135,6 +156,20 @@ class DaskLogs:
         self._named = True
         self.path.touch()
         return f"Dask logs: {self.path}"
+
+
+@contextlib.contextmanager
+def captured(directory: str | os.PathLike) -> Iterator[DaskLogs]:
+    """Dask's logging into a private directory inside `directory` for the block (a command
+    that is only a client of a cluster: generate, info, repair --cluster); discarded when
+    the block succeeds, kept (and named by the CLI) when it raises."""
+    logs = DaskLogs(directory=directory)
+    logs.start()
+    try:
+        yield logs
+    finally:
+        logs.stop()
+    logs.discard()
 
 
 def redirect_worker_output() -> None:
