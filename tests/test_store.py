@@ -415,6 +415,9 @@ def test_info_says_update_pending_never_verified_and_repair_settles_it(f2):
     assert "verified" not in res.output
     assert res.output.strip().splitlines()[-1].startswith("update pending:")
     assert f"run `wisconsin repair {f2}`" in res.output
+    deep = _cli("info", f2, "--deep")  # which sees the partitions it changed
+    assert deep.exit_code == 1 and "verified" not in deep.output
+    assert "update pending:" in deep.output.strip().splitlines()[-1]
     fixed = _cli("repair", f2)
     assert fixed.exit_code == 0, fixed.output
     after = _cli("info", f2, "--deep")
@@ -441,3 +444,21 @@ def test_repair_on_a_healthy_table_says_so_and_changes_nothing(f2):
         f"{f2}: every partition matches the manifest; nothing to repair"
     ]
     assert _files_state(f2) == before
+
+
+def test_repair_after_a_killed_update_removes_the_old_files_wal(f2):
+    """A process killed mid-update leaves part-NNN.duckdb.wal beside the file: repair's new
+    file must not be paired with the old file's WAL (DuckDB then refuses to open it: "WAL
+    does not match database file", which made the repaired table unreadable)."""
+    import duckdb
+
+    con = duckdb.connect(str(f2 / "part-000.duckdb"))
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")
+    con.execute("UPDATE wisconsin SET four = four + 117 WHERE unique2 < 50")
+    con.close()  # as a SIGKILL leaves it: the change only in the WAL
+    assert (f2 / "part-000.duckdb.wal").exists()
+    fixed = _cli("repair", f2)
+    assert fixed.exit_code == 0, fixed.output
+    assert not (f2 / "part-000.duckdb.wal").exists()
+    after = _cli("info", f2, "--deep")
+    assert after.exit_code == 0 and "verified: every partition matches" in after.output

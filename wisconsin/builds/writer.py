@@ -86,6 +86,15 @@ def _publish_verified(
     if final.exists() and _holds_generated_rows(final, entry, checksum):
         tmp.unlink()  # it already holds the generated rows: never replace a correct file
         return
+    _replace(tmp, final)
+
+
+def _replace(tmp: Path, final: Path) -> None:
+    """Rename a finished partition file over final. A WAL left beside final (a killed
+    update) holds changes to the old file: beside the new one DuckDB would refuse to open
+    it ("WAL does not match database file"), so it goes first. Dying in between leaves the
+    old file without its changes: still not the generated rows, so rebuilt again."""
+    Path(f"{final}.wal").unlink(missing_ok=True)
     atomic.publish(tmp, final, overwrite=True)
 
 
@@ -174,7 +183,7 @@ def build_partition(
     if digest.rows != hi - lo:
         raise StoreError(f"partition {part}: generated {digest.rows} rows, expected {hi - lo}")
     if not verify:
-        atomic.publish(tmp, final, overwrite=True)  # fsynced, renamed, directory fsynced
+        _replace(tmp, final)  # fsynced, renamed, directory fsynced
     else:
         _publish_verified(tmp, final, part, lo, hi, digest.hexdigest(), checksum)
     if chosen_out is not None:

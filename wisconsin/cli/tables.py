@@ -218,20 +218,20 @@ def info(
             click.echo(
                 f"  {p.file}  unique2 [{p.lo:,}, {p.hi:,})  {p.rows:,} rows  {p.checksum}{where}"
             )
+    pending = not no_verify and not DecisionLog(table_dir).is_empty()
     if problems:
         for line in problems:
             click.echo(f"problem: {line}", err=True)
+        if pending:
+            click.echo(_pending_line(table_dir) + " (the problems above may be its doing)")
+            sys.exit(1)
         raise click.ClickException(
             f"{table_dir}: {len(problems)} problem(s) found; `wisconsin repair {table_dir}` "
             "rebuilds the damaged partitions"
         )
-    if not no_verify and not DecisionLog(table_dir).is_empty():
+    if pending:
         # Never "verified" over it: some partitions may hold the update, others not yet.
-        click.echo(
-            f"update pending: an interrupted update is recorded in {table_dir}/_txlog and the "
-            f"table may differ from its generated rows until it is settled; run `wisconsin "
-            f"repair {table_dir}` (a run also settles it when it opens the table)"
-        )
+        click.echo(_pending_line(table_dir))
         sys.exit(1)
     if not no_verify and not as_json:
         remote = [p.index for p in m.parts if p.worker]
@@ -249,6 +249,14 @@ def info(
         else:
             how = "full content digests of both tables" if deep else "cheap check"
             click.echo(f"verified: every partition matches the manifest ({how})")
+
+
+def _pending_line(table_dir) -> str:
+    return (
+        f"update pending: an interrupted update is recorded in {table_dir}/_txlog and the "
+        f"table may differ from its generated rows until it is settled; run `wisconsin "
+        f"repair {table_dir}` (a run also settles it when it opens the table)"
+    )
 
 
 @click.command()
