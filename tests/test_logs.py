@@ -106,3 +106,18 @@ def test_cluster_clients_keep_their_logs_in_the_data_directory_not_tmpdir(tmp_pa
         leftovers = [p for p in data.rglob(f"{LOG_DIR_PREFIX}*")] if data.exists() else []
         assert leftovers == [], args
         assert list(tmp.iterdir()) == [], args
+
+
+def test_a_restart_keeps_one_log_directory_and_success_removes_it(tmp_path):
+    """Fresh workers per block restart the engine: a log kept by one block's stop() is
+    written on by the next start() and removed with it when the run succeeds."""
+    logs = DaskLogs(directory=tmp_path)
+    logs.start()
+    logs.path.write_text("block 1 said something\n")
+    logs.stop()
+    first = logs.path
+    logs.start()
+    assert logs.path == first
+    logs.stop()
+    logs.discard()
+    assert not any(p.name.startswith(LOG_DIR_PREFIX) for p in tmp_path.iterdir())

@@ -144,7 +144,7 @@ def mask_bench(text: str, data: str | os.PathLike, out: str | os.PathLike) -> st
         if line.startswith("Memory:") and section == "Wisconsin speedup and scaleup report":
             continue  # free page reporting / DAMON pageout: a property of the host kernel
         line = re.sub(r"^Round trip:(\s+)[\d.]+ ms", r"Round trip:\1<MS> ms", line)
-        line = re.sub(r"workers started once in [\d.]+ s", "workers started once in <S> s", line)
+        line = re.sub(r"workers started in [\d.]+ s", "workers started in <S> s", line)
         line = re.sub(r"^bench took \d+ s", "bench took <S> s", line)
         # the speedup and scaleup tables and their notes
         if section.startswith(("Speedup (F tables)", "Scaleup (G tables)")):

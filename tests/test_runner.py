@@ -238,6 +238,47 @@ def test_rounds_run_every_step_once_in_their_seeded_order(tables, tmp_path):
             assert result.rounds[r.round].order[r.position] == f"{m.table}/{m.query}"
 
 
+@pytest.mark.parametrize(
+    "reps, blocks, want",
+    [
+        # (min, max) rounds, --blocks -> the block of rounds 1..n
+        ((3, 3), 3, [1, 2, 3]),
+        ((4, 4), 2, [1, 1, 2, 2]),
+        ((5, 5), 2, [1, 1, 2, 2, 3]),  # a last block cut short by --max-reps
+        ((1, 1), 3, [1]),  # one round: one block (run-to-run variation unknown)
+    ],
+)
+def test_blocks_split_the_rounds_and_the_stop_rule_waits_for_a_whole_block(
+    tables, tmp_path, reps, blocks, want
+):
+    lo, hi = reps
+    result, _ = _run(
+        tables, tmp_path, mode="shared-memory", partitions=(1, 2), kinds=("F",),
+        queries=("average",), repeat=None, min_reps=lo, max_reps=hi, blocks=blocks,
+    )  # fmt: skip
+    assert [r.block for r in result.rounds if r.index > 0] == want
+    assert result.config.blocks == blocks and result.config.block_rounds == max(1, lo // blocks)
+    m = result.measurement("F2", "average")
+    assert list(result.times_by_block(m)) == sorted(set(want))
+    assert result.blocks_done() == len(set(want))
+
+
+def test_each_block_starts_fresh_worker_processes(tables, tmp_path):
+    """shared-nothing: the workers are restarted before each block's first round (its
+    start-up seconds recorded there); the intervals are then over the blocks."""
+    from wisconsin.analysis.metrics import compute_points
+
+    result, _ = _run(
+        tables, tmp_path, mode="shared-nothing", partitions=(1, 2), kinds=("F",),
+        queries=("average",), repeat=None, min_reps=2, max_reps=2, blocks=2,
+    )  # fmt: skip
+    fresh = [(r.index, r.block, r.fresh_workers_s) for r in result.rounds]
+    assert [(i, b) for i, b, _ in fresh] == [(0, 1), (1, 1), (2, 2)]
+    assert fresh[1][2] is None and fresh[2][2] > 0  # restarted before block 2 only
+    point = next(p for p in compute_points(result) if p.P == 2)
+    assert point.blocks == 2 and point.ratio.lo is not None
+
+
 def test_a_worker_killed_mid_run_leaves_an_incomplete_file_that_resume_completes(tables, tmp_path):
     import os
     import signal

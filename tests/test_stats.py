@@ -95,3 +95,37 @@ def test_permutation_p_scipy():
     rng = np.random.default_rng(3)
     a, b = rng.normal(1.0, 0.1, 30), rng.normal(1.5, 0.1, 30)  # sampled, not exact
     assert stats.permutation_p(a, b) < 0.001
+
+
+@pytest.mark.parametrize("blocks", [3, 10])
+def test_block_interval_covers_the_long_run_ratio_with_run_to_run_variation(blocks):
+    """Each block shifts both sides' times together by its own effect (5%, the page cache
+    and placement of one set of workers) and the ratio by a smaller one (3%); repetitions
+    inside a block add 2%. The t-interval over blocks must cover the true ratio (1.5) about
+    95% of the time however few blocks, where an interval over repetitions would not."""
+    from wisconsin.analysis.stats import block_ratio_interval
+
+    rng = np.random.default_rng(blocks)
+    hits, trials = 0, 600
+    for _ in range(trials):
+        shared = rng.normal(0, 0.05, blocks)
+        own = rng.normal(0, 0.03, blocks)
+        num = [
+            np.exp(np.log(1.5) + s + o + rng.normal(0, 0.02, 3))
+            for s, o in zip(shared, own, strict=True)
+        ]
+        den = [np.exp(s + rng.normal(0, 0.02, 3)) for s in shared]
+        r = block_ratio_interval(num, den)
+        hits += r.lo <= 1.5 <= r.hi
+    assert 0.92 <= hits / trials <= 0.99, hits / trials
+
+
+def test_block_interval_needs_two_blocks():
+    from wisconsin.analysis.stats import block_ratio_interval, block_time_interval
+
+    one = block_ratio_interval([[2.0, 2.1]], [[1.0, 1.1]])
+    assert one.lo is None and one.value == pytest.approx(2.05 / 1.05)
+    t = block_time_interval([[1.0, 1.2], [1.1, 1.3]])
+    assert t.lo <= t.value <= t.hi
+    with pytest.raises(ValueError):
+        block_ratio_interval([[1.0]], [[1.0], [2.0]])

@@ -63,6 +63,9 @@ class Point:
     interference: float | None  # per-partition engine time vs the same work at P0
     cpu_util: float | None  # sum cpu / (wall * min(P, cores))
     verified: bool  # every timed repetition's answer was verified
+    # Replicates behind the ratio's interval: blocks over all runs (>= 2: run-to-run
+    # variation is in it; 1: the interval is within one block, that variation unknown).
+    blocks: int = 1
 
     @property
     def headline(self) -> bool:
@@ -236,6 +239,35 @@ def series(runs: Sequence[Run]) -> dict[tuple[str, str], list[list[Measurement]]
     }
 
 
+def paired_blocks(
+    runs: Sequence[Run], num: Sequence[Measurement], den: Sequence[Measurement]
+) -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]]:
+    """The blocks of every run in which both num's and den's measurement were timed, as
+    (num times per block, den times per block), paired block by block."""
+    a_out, b_out = [], []
+    for run, a, b in zip(runs, num, den, strict=True):
+        ga, gb = run.times_by_block(a), run.times_by_block(b)
+        for k in sorted(ga.keys() & gb.keys()):
+            a_out.append(ga[k])
+            b_out.append(gb[k])
+    return a_out, b_out
+
+
+def block_ratio(runs: Sequence[Run], num: Sequence[Measurement], den: Sequence[Measurement]):
+    """(ratio with its interval, blocks used): over the blocks when there are two or more
+    (run-to-run variation included), else within the run (stats.ratio_interval)."""
+    a, b = paired_blocks(runs, num, den)
+    if len(a) >= 2 and blocked(runs):
+        return stats.block_ratio_interval(a, b), len(a)
+    return stats.ratio_interval([m.times for m in num], [m.times for m in den]), len(a)
+
+
+def blocked(runs: Sequence[Run]) -> bool:
+    """Some run was measured in blocks; files written before blocks keep their pooling
+    (the t-interval over runs widened to hold each run's own: stats.ratio_interval)."""
+    return any(r.config.blocks for r in runs)
+
+
 def compute_points(runs: Run | Sequence[Run]) -> list[Point]:
     """All points of one run or of several pooled runs of one configuration, ordered by
     kind (F, G), query (run-file order) and P."""
@@ -252,18 +284,24 @@ def compute_points(runs: Run | Sequence[Run]) -> list[Point]:
             times = [x.times for x in ms]
             flat = [t for ts in times for t in ts]
             p = m.partitions / base[0].partitions
+            own = paired_blocks(runs, ms, ms)[0]
+            nblocks = len(own)
             if m.partitions == base[0].partitions:
                 ratio = Ratio(1.0, None, None, False)  # 1 by definition: no interval
             elif kind == "F":
-                ratio = stats.ratio_interval(base_times, times)
+                ratio, nblocks = block_ratio(runs, base, ms)
             else:
-                ratio = stats.ratio_interval(times, base_times)
+                ratio, nblocks = block_ratio(runs, ms, base)
             tmed = median(flat)
             if kind == "F":
                 ideal, eff, kf = p, efficiency(ratio.value, p), karp_flatt(ratio.value, p)
             else:
                 ideal, eff, kf = 1.0, 1.0 / ratio.value, None
-            tint = stats.time_interval(times)
+            tint = (
+                stats.block_time_interval(own)
+                if len(own) >= 2 and blocked(runs)
+                else stats.time_interval(times)
+            )
             b, note = bnd.point_bound(run, ms)
             bratio = of_bound = None
             beats = False
@@ -283,6 +321,7 @@ def compute_points(runs: Run | Sequence[Run]) -> list[Point]:
                     P=m.partitions,
                     P0=base[0].partitions,
                     runs=len(ms),
+                    blocks=nblocks,
                     reps=len(flat),
                     time_median=tmed,
                     time_min=min(flat),

@@ -12,7 +12,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from wisconsin.analysis import metrics
+from wisconsin.analysis import metrics, stats
 from wisconsin.runfiles.runfile import Measurement
 
 # A point is harness-dominated (not a headline ratio) below either bound (issue 8); the
@@ -95,9 +95,20 @@ class Headline:
     hi: float | None = None
 
 
-def headline_ratios(measurements: Iterable[Measurement]) -> list[Headline]:
+def _ratio(num: Measurement, den: Measurement, blocks) -> metrics.Ratio:
+    """Over the blocks when there are two or more (the report's interval), else within."""
+    if blocks is not None:
+        a, b = blocks(num), blocks(den)
+        common = sorted(a.keys() & b.keys())
+        if len(common) >= 2:
+            return stats.block_ratio_interval([a[k] for k in common], [b[k] for k in common])
+    return ratio_interval(num.times, den.times)
+
+
+def headline_ratios(measurements: Iterable[Measurement], blocks=None) -> list[Headline]:
     """Every ratio against P0 whose two points are not harness-dominated
-    (metrics.headline_ratio: the report's Point.headline less verification)."""
+    (metrics.headline_ratio: the report's Point.headline less verification). blocks: a
+    measurement's times by block (Run.times_by_block), so the interval is the report's."""
     groups: dict[tuple[str, str], list[Measurement]] = {}
     for m in measurements:
         if m.times and m.kind in ("F", "G"):
@@ -110,10 +121,7 @@ def headline_ratios(measurements: Iterable[Measurement]) -> list[Headline]:
         for m in ms[1:]:
             if not metrics.headline_ratio(harness_dominated(m), base_harness):
                 continue
-            if kind == "F":
-                r = ratio_interval(base.times, m.times)
-            else:
-                r = ratio_interval(m.times, base.times)
+            r = _ratio(base, m, blocks) if kind == "F" else _ratio(m, base, blocks)
             hw = None if r.lo is None or r.hi is None else (r.hi - r.lo) / 2 / abs(r.value)
             out.append(
                 Headline(kind, query, m.partitions, base.partitions, r.value, hw, r.lo, r.hi)
@@ -131,6 +139,7 @@ def stop_reason(
     elapsed_s: float,
     next_round_s: float,
     time_budget_s: float | None,
+    blocks=None,
 ) -> str:
     """Why to stop after rounds_done timed rounds, or "" to run another round."""
     if rounds_done >= max_reps:
@@ -143,7 +152,7 @@ def stop_reason(
         )
     if rounds_done < min_reps:
         return ""
-    heads = headline_ratios(measurements)
+    heads = headline_ratios(measurements, blocks)
     if not heads:
         return (
             f"min reps: {rounds_done} rounds (--min-reps {min_reps}); no headline ratio to "

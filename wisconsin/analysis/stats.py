@@ -7,6 +7,12 @@ log-normal times. tests/test_stats.py simulates its coverage at 3, 5 and 10 repe
 3 repetitions, 96% at 5): the t-interval is the one that holds at every repetition count
 a run may stop at, and it needs no random resampling, so reports are repeatable.
 
+Blocks (a run's groups of consecutive rounds, each with fresh worker processes) are the
+replicates when there are at least two: the interval is the t-interval over the blocks'
+log ratios of medians (df = blocks - 1), so more blocks, not more repetitions, narrow it; the
+repetitions inside a block only make its median steadier. With one block per run (files
+written before blocks) the intervals below are used, and say nothing of run-to-run variation.
+
 Several runs of one configuration are pooled as replicates, runs first: each run gives its
 own interval and its own estimate; the pooled interval is the t-interval over the runs'
 estimates (df = runs - 1) widened to contain every run's own interval. Run-to-run variation
@@ -126,6 +132,41 @@ def time_interval(times: Samples) -> Interval:
         c, h = log_t_mean(np.asarray(x, dtype=float))
         parts.append((float(c), float(h)))
     return _pool(float(np.median(a)), parts)
+
+
+Blocks = Sequence[Sequence[float]]  # one sequence of repetition times per block
+
+
+def _block_interval(value: float, logs: np.ndarray) -> Interval:
+    """t-interval over per-block log estimates around value (kept inside it)."""
+    if logs.size < 2:
+        return Interval(value, None, None, False)
+    half = _tq(logs.size - 1) * logs.std(ddof=1) / np.sqrt(logs.size)
+    lo_v = min(float(np.exp(logs.mean() - half)), value)
+    hi_v = max(float(np.exp(logs.mean() + half)), value)
+    return Interval(value, lo_v, hi_v, bool(hi_v - lo_v > WIDE_FRACTION * abs(value)))
+
+
+def block_ratio_interval(num: Blocks, den: Blocks) -> Interval:
+    """median(num)/median(den) over all repetitions, with the t-interval over the blocks'
+    log(median num_b / median den_b): num[b] and den[b] come from the same block."""
+    if len(num) != len(den) or not num or any(len(x) == 0 for x in (*num, *den)):
+        raise ValueError("block_ratio_interval needs the same blocks (>= 1 value each) a side")
+    value = float(np.median(_flat(num)) / np.median(_flat(den)))
+    logs = np.log([np.median(x) / np.median(y) for x, y in zip(num, den, strict=True)])
+    return _block_interval(value, logs)
+
+
+def block_time_interval(times: Blocks) -> Interval:
+    """Median time over all repetitions, with the t-interval over the blocks' log medians."""
+    return _block_interval(
+        float(np.median(_flat(times))), np.log([np.median(x) for x in times if len(x)])
+    )
+
+
+def block_log_medians(times: Blocks) -> np.ndarray:
+    """Each block's log median time: the replicates a comparison tests."""
+    return np.log([np.median(x) for x in times if len(x)])
 
 
 def permutation_p(a: Sequence[float], b: Sequence[float]) -> float:

@@ -119,6 +119,7 @@ def bench(
     min_reps,
     max_reps,
     target_ci,
+    blocks,
     repeat,
     transport,
     time_budget,
@@ -243,6 +244,7 @@ def bench(
         min_reps=min_reps,
         max_reps=max_reps,
         target_ci=target_ci,
+        blocks=blocks,
     )
     with _progress(quiet) as progress:
         result = run_bench(

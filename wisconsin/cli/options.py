@@ -125,7 +125,7 @@ REPEAT = click.option(
 
 
 def measurement_options(fn):
-    """--cache, --min-reps, --max-reps, --target-ci, --time-budget (run and bench)."""
+    """--cache, --min-reps, --max-reps, --target-ci, --blocks (run and bench)."""
     opts = [
         click.option(
             "--cache",
@@ -156,6 +156,15 @@ def measurement_options(fn):
             default=0.10,
             show_default=True,
             help="Stop once every headline ratio's 95% interval is within +- this fraction.",
+        ),
+        click.option(
+            "--blocks",
+            type=click.IntRange(min=1),
+            default=3,
+            show_default=True,
+            help="Split the timed rounds into this many blocks of consecutive rounds (at least; "
+            "--min-reps // blocks rounds each), each with fresh worker processes; intervals "
+            "are computed over the blocks, so more blocks narrow them (docs/methodology.md).",
         ),
     ]
     for opt in reversed(opts):

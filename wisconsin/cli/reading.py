@@ -72,7 +72,15 @@ def plot(runs, out_dir, force) -> None:
     type=click.Path(dir_okay=False),
     help="Another run of B's configuration, pooled with RUN_B (repeatable).",
 )
-def compare(run_a, run_b, force, fmt, more_a, more_b) -> None:
+@click.option(
+    "--fail-slower",
+    type=click.FloatRange(min=1.0),
+    default=None,
+    metavar="FACTOR",
+    help="Exit 1 when any point of B is slower than A's by more than FACTOR (e.g. 1.10) "
+    "and the difference is significant after Holm's correction: a gate for CI.",
+)
+def compare(run_a, run_b, force, fmt, more_a, more_b, fail_slower) -> None:
     """Compare two runs of the same tables: time ratios, speedups, significance.
 
     Two DebitCredit runs: throughput ratios per partition count.
@@ -80,7 +88,16 @@ def compare(run_a, run_b, force, fmt, more_a, more_b) -> None:
     from wisconsin import workloads
 
     a, b = [run_a, *more_a], [run_b, *more_b]
-    click.echo(workloads.of_runs(a + b).compare_files(a, b, force=force, fmt=fmt), nl=False)
+    workload = workloads.of_runs(a + b)
+    click.echo(workload.compare_files(a, b, force=force, fmt=fmt), nl=False)
+    if fail_slower is not None:
+        gate = getattr(workload, "slower_than", None)
+        if gate is None:
+            raise click.UsageError("--fail-slower is for Wisconsin runs")
+        failed = gate(a, b, fail_slower, force=force)
+        if failed:
+            click.echo(f"gate: {failed}", err=True)
+            sys.exit(1)
 
 
 @click.command()

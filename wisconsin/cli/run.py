@@ -120,6 +120,7 @@ def run_command(
     min_reps,
     max_reps,
     target_ci,
+    blocks,
     repeat,
     transport,
     time_budget,
@@ -203,6 +204,7 @@ def run_command(
         min_reps=min_reps,
         max_reps=_max_reps(min_reps, max_reps),
         target_ci=target_ci,
+        blocks=blocks,
         time_budget_s=time_budget,
         order_seed=order_seed,
     )

@@ -74,7 +74,9 @@ class DaskLogs:
     def start(self) -> None:
         if self._handler is not None:
             return
-        if self._given is None:
+        if self._given is None and not (
+            self.path.name == "dask.log" and self.path.parent.is_dir()
+        ):  # a restart (a new block's workers) keeps writing to the directory it kept
             self.path = private_dir(self._directory) / "dask.log"
         self._handler = logging.FileHandler(self.path, delay=True)
         self._handler.setFormatter(

@@ -216,7 +216,18 @@ class Loop:
     ram: int
     progress: Progress | None
     elapsed_before: float = 0.0
+    new_block: Callable[[], float | None] | None = None  # fresh workers: their start seconds
     done: int = 0
+    _fresh_s: float | None = None  # recorded with the next round (the block's first)
+
+    @property
+    def block_rounds(self) -> int:
+        return self.state.base["config"].get("block_rounds") or 0
+
+    def block_of(self, index: int) -> int:
+        """Round index -> its block (the warm-up round 0 belongs to the first)."""
+        k = self.block_rounds
+        return 1 if not k or index == 0 else (index - 1) // k + 1
 
     def target(self, step: Step) -> Target:
         return self.targets[f"{schedule.BASELINE}:{step.table}" if step.baseline else step.table]
@@ -230,7 +241,13 @@ class Loop:
         else:
             seed = schedule.round_seed(st.base["config"]["order_seed"], index)
             order = schedule.round_order(self.steps, seed)
-            st.add_round(runfile.Round(index, seed, tuple(s.label for s in order), store.utc_now()))
+            st.add_round(
+                runfile.Round(
+                    index, seed, tuple(s.label for s in order), store.utc_now(),
+                    self.block_of(index), self._fresh_s,
+                )
+            )  # fmt: skip
+            self._fresh_s = None
         done = st.done_in_round(index)
         total = len(self.steps) * (self.opts.reps[1] + (self.opts.cache == CacheState.COLD))
         current, open_s = None, 0.0
@@ -269,8 +286,11 @@ class Loop:
         )
 
     def loop(self) -> str:
+        """Timed rounds in whole blocks until the stopping rule, asked at block ends only
+        (a block is a replicate: a part of one would weigh like a whole)."""
         o = self.opts
         lo, hi = o.reps
+        k = self.block_rounds or 1
         start = time.perf_counter()
         last = 0.0
         if o.cache == CacheState.COLD and o.warmup > 0:
@@ -278,17 +298,21 @@ class Loop:
         while True:
             interrupts.check()  # before the stopping rule can call a run complete
             n = self.timed_rounds_done()
-            run = self.state.to_run()
-            reason = schedule.stop_reason(
-                run.measurements,
-                n,
-                min_reps=lo,
-                max_reps=hi,
-                target_ci=o.target_ci,
-                elapsed_s=self.elapsed_before + time.perf_counter() - start,
-                next_round_s=last,
-                time_budget_s=o.time_budget_s,
-            )
-            if reason:
-                return reason
+            if n % k == 0 or n >= hi:
+                run = self.state.to_run()
+                reason = schedule.stop_reason(
+                    run.measurements,
+                    n,
+                    min_reps=lo,
+                    max_reps=hi,
+                    target_ci=o.target_ci,
+                    elapsed_s=self.elapsed_before + time.perf_counter() - start,
+                    next_round_s=last * k,
+                    time_budget_s=o.time_budget_s,
+                    blocks=run.times_by_block,
+                )
+                if reason:
+                    return reason
+                if n > 0 and self.block_rounds and self.new_block is not None:
+                    self._fresh_s = self.new_block()
             last = self.run_round(n + 1)

@@ -31,6 +31,16 @@ class RunOptions:
     time_budget_s: float | None = None
     order_seed: int | None = None  # None: drawn from the clock (and recorded)
     baseline: bool = True  # time the F1 table with one in-process DuckDB thread too
+    # Replicates: timed rounds are split into this many blocks of consecutive rounds, each
+    # with fresh worker processes; intervals come from the blocks (docs/methodology.md).
+    blocks: int = 3
+
+    @property
+    def block_rounds(self) -> int:
+        """Timed rounds per block: the minimum rounds over the blocks, rounded down (so the
+        minimum makes at least `blocks` blocks; a last block cut by --max-reps is shorter)."""
+        lo, _ = self.reps
+        return max(1, lo // max(1, self.blocks))
 
     @property
     def reps(self) -> tuple[int, int]:

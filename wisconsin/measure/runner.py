@@ -223,6 +223,8 @@ def _config(opts: RunOptions, seed: int, order_seed: int) -> RunConfig:
         max_reps=hi,
         target_ci=opts.target_ci,
         time_budget_s=opts.time_budget_s,
+        blocks=opts.blocks,
+        block_rounds=opts.block_rounds,
     )
 
 
@@ -316,6 +318,7 @@ def resume_options(run: Run, out: Path, engine: EngineConfig, catalog: QueryCata
         time_budget_s=c.time_budget_s,
         order_seed=c.order_seed,
         baseline=baseline,
+        blocks=c.blocks or 1,  # a file from before blocks: the Loop never restarts workers
     )
 
 
@@ -442,14 +445,33 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
             )
             topology = engine.topology()
             ram = sum(h.memory_bytes for h in topology.hosts) or ram
+            notes.append(
+                "blocks: the cluster's workers are shared and were not restarted between "
+                "blocks; each block has its own shuffled order and cold state"
+            )
         elif opts.mode == "shared-nothing":
             notes.append(
-                f"{max(opts.partitions)} workers started once in {startup:.2f} s and stayed "
-                "attached; a table of P partitions used the first P (as in the spec)"
+                f"{max(opts.partitions)} workers started in {startup:.2f} s, afresh for each "
+                f"block of {opts.block_rounds} round(s), and stayed attached within it; a "
+                "table of P partitions used the first P (as in the spec)"
+            )
+        if opts.mode == "shared-memory":
+            notes.append(
+                "blocks: one process throughout (it cannot restart itself); each table "
+                "opening starts a fresh DuckDB instance, each block its own shuffled order"
             )
         if hasattr(engine, "transport_note") and engine.transport_note not in notes:
             notes.append(engine.transport_note)  # which path carried the timed statements
-        loop = Loop(state, targets, steps, opts, ram, progress, elapsed_before)
+
+        def new_block() -> float | None:
+            """Fresh worker processes for the next block (a local cluster's nannies and
+            workers restarted: the seconds it took); None where the workers stay (one
+            process, or a shared cluster's workers)."""
+            if opts.mode == "shared-nothing" and not opts.engine.cluster:
+                return engine.start(max(opts.partitions))
+            return None
+
+        loop = Loop(state, targets, steps, opts, ram, progress, elapsed_before, new_block)
         reason = loop.loop()
         topology = engine.topology()
         # e.g. fewer cluster workers than P; said in table order, whatever order rounds ran in

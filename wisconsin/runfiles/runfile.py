@@ -197,6 +197,12 @@ class Round:
     seed: int
     order: tuple[str, ...]  # "F4/scan", ... in execution order
     started_utc: str = ""
+    # The block it ran in (fresh worker processes per block); 1 in files written before
+    # blocks, which load as one block each: their run-to-run variation is unknown.
+    block: int = 1
+    # Seconds it took to start fresh worker processes right before this round (the first of
+    # its block); None: the round ran on the workers of the round before it.
+    fresh_workers_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +232,11 @@ class RunConfig:
     # e.g. (("disabled_optimizers", "statistics_propagation,filter_pushdown"),); None: not
     # recorded (written before 2026-11-23)
     scan_settings: tuple[tuple[str, str], ...] | None = None
+    # Blocks: `block_rounds` consecutive timed rounds share one set of worker processes and
+    # are one replicate of the run; intervals and tests are computed over blocks. None: not
+    # recorded (before blocks): the whole run is one block.
+    blocks: int | None = None  # asked for
+    block_rounds: int | None = None
 
 
 @dataclass(frozen=True)
@@ -245,6 +256,24 @@ class Run:
     calibration: Calibration | None = None
     baseline: tuple[Measurement, ...] = ()  # one in-process DuckDB thread, unpartitioned table
     rounds: tuple[Round, ...] = ()
+
+    def block_of_round(self) -> dict[int, int]:
+        """round index -> its block (1 for every round of a file written before blocks)."""
+        return {r.index: r.block for r in self.rounds}
+
+    def blocks_done(self) -> int:
+        """Distinct blocks among the timed rounds (1 for a file written before blocks)."""
+        return len({r.block for r in self.rounds if r.index > 0}) or 1
+
+    def times_by_block(self, m: Measurement) -> dict[int, tuple[float, ...]]:
+        """block -> m's timed repetitions in it, in block order: the run's replicates (one
+        block for a file written before blocks)."""
+        of = self.block_of_round()
+        groups: dict[int, list[float]] = {}
+        for r in m.repetitions:
+            block = of.get(r.round, 1) if r.round is not None else 1
+            groups.setdefault(block, []).append(r.wall_s)
+        return {b: tuple(groups[b]) for b in sorted(groups)}
 
     def measurement(self, table: str, query: str) -> Measurement | None:
         for m in self.measurements:

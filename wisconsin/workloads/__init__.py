@@ -12,6 +12,7 @@ A workload is a module with these entry points (imported on use, so `--help` sta
     plot_files(paths, out_dir, force) -> [Path]  `wisconsin plot` (force: replace figures)
     compare_files(a, b, force, fmt) -> str  `wisconsin compare` (a, b: lists of run files)
     audit_file(path) -> [audit.Rule]      `wisconsin audit`
+    slower_than(a, b, factor, force) -> str  (optional) `compare --fail-slower`: why B fails
 
 The Wisconsin benchmark (`wisconsin.py`: the five batch queries of wisconsin/queries.py on
 F and G tables) is the first; DebitCredit (`debitcredit/`: OLTP scaleup) the second.

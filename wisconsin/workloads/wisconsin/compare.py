@@ -1,10 +1,14 @@
-"""Compare two runs of the same tables: time ratios, both runs' ratios, significance.
+"""Compare two sides (a run, or several runs of one configuration each) of the same tables.
 
 Runs of different tables (sizes, partition counts) or seeds measure different things and
-are refused unless forced. Each side may be several runs of one configuration, pooled as
-replicates (wisconsin.analysis.stats). Significance is scipy.stats.permutation_test on the
-difference of mean repetition times (exact when the number of splits is small, else Monte
-Carlo with a fixed seed).
+are refused unless forced; differences in tool version, machine, cores and engine settings
+are named before any verdict. The replicates are blocks (groups of rounds with fresh worker
+processes; wisconsin.analysis.stats): with at least two blocks a side, each point's T_B/T_A
+and its test come from the blocks' median times (a Welch t-test and interval on their logs),
+so run-to-run variation is in them. Sides with one block each (files written before blocks)
+fall back to a permutation test on repetitions, and the footer says that variation is
+unknown. Every point's p-value is adjusted for the whole family (Holm); a point is
+significant only below ALPHA after it.
 """
 
 from __future__ import annotations
@@ -54,8 +58,12 @@ class Row:
     time_ratio: Ratio  # T_b / T_a with its 95% interval
     ratio_a: Ratio | None  # run A's speedup (F) or scaleup (G) at this P
     ratio_b: Ratio | None
-    p_value: float
-    significant: bool
+    p_value: float  # the point's own test
+    significant: bool  # Holm-adjusted p below alpha
+    p_holm: float = 1.0  # adjusted for every point of the comparison (Holm)
+    blocks_a: int = 1  # replicates each side's test used (1: repetitions, see the footer)
+    blocks_b: int = 1
+    detectable: float | None = None  # smallest T_B/T_A this test could call slower (Holm)
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,13 @@ class Comparison:
     b: str
     differences: tuple[str, ...]  # non-empty only when forced
     rows: tuple[Row, ...]
+    context: tuple[str, ...] = ()  # what else differs (tool, machine, cores, settings)
+    verdict: str = ""  # overall: "B slower", "B faster", "mixed", "cannot tell apart"
+    geomean: Ratio | None = None  # geometric mean of T_B/T_A over every point
+
+    @property
+    def significant_points(self) -> int:
+        return sum(r.significant for r in self.rows)
 
 
 def differences(a: Run, b: Run) -> list[str]:
@@ -128,13 +143,17 @@ def compare_runs(
         ta = [t for m in sa for t in m.times]
         tb = [t for m in sb for t in m.times]
         pa, pb = pts_a.get((ma.table, ma.query)), pts_b.get((ma.table, ma.query))
-        p = permutation_p(ta, tb)
-        # The ratio's interval pairs runs by position; with unequal numbers of runs the
-        # sides are pooled into one sample each.
-        if len(sa) == len(sb):
-            tr = stats.ratio_interval([m.times for m in sb], [m.times for m in sa])
+        ba, bb = _blocks(runs_a, sa), _blocks(runs_b, sb)
+        if len(ba) >= 2 and len(bb) >= 2:
+            tr, p = _block_test(ba, bb, ta, tb)
         else:
-            tr = stats.ratio_interval([tb], [ta])
+            p = permutation_p(ta, tb)
+            # The ratio's interval pairs runs by position; with unequal numbers of runs the
+            # sides are pooled into one sample each.
+            if len(sa) == len(sb):
+                tr = stats.ratio_interval([m.times for m in sb], [m.times for m in sa])
+            else:
+                tr = stats.ratio_interval([tb], [ta])
         rows.append(
             Row(
                 query=ma.query,
@@ -149,12 +168,115 @@ def compare_runs(
                 ratio_a=pa.ratio if pa else None,
                 ratio_b=pb.ratio if pb else None,
                 p_value=p,
-                significant=p < alpha,
+                significant=False,
+                blocks_a=max(1, len(ba)),
+                blocks_b=max(1, len(bb)),
             )
         )
     qidx = {q: i for i, q in enumerate(QUERIES)}
     rows.sort(key=lambda r: (r.kind, qidx.get(r.query, len(QUERIES)), r.query, r.P))
-    return Comparison(_label(runs_a), _label(runs_b), tuple(diffs), tuple(rows))
+    adjusted = holm([r.p_value for r in rows])
+    rows = [
+        dataclasses.replace(r, p_holm=q, significant=q < alpha)
+        for r, q in zip(rows, adjusted, strict=True)
+    ]
+    # the smallest slowdown each point could have shown, at Holm's strictest step
+    rows = [dataclasses.replace(r, detectable=_detectable(r, alpha / len(rows))) for r in rows]
+    return Comparison(
+        _label(runs_a),
+        _label(runs_b),
+        tuple(diffs),
+        tuple(rows),
+        tuple(context_differences(a, b)),
+        overall_verdict(rows),
+        _geomean(rows),
+    )
+
+
+def _blocks(runs: list[Run], ms) -> list[tuple[float, ...]]:
+    """Every block of every run of one side (only runs measured in blocks count as more
+    than one: a file from before blocks is one block)."""
+    return [blk for r, m in zip(runs, ms, strict=True) for blk in r.times_by_block(m).values()]
+
+
+def _block_test(ba, bb, ta, tb) -> tuple[Ratio, float]:
+    """T_B/T_A (ratio of medians) with the Welch t-interval on the blocks' log medians, and
+    the Welch test's p-value."""
+    from scipy import stats as sps
+
+    la, lb = stats.block_log_medians(ba), stats.block_log_medians(bb)
+    value = float(np.median(tb) / np.median(ta))
+    centre, half = stats.log_t_ratio(np.exp(lb), np.exp(la))
+    lo, hi = min(float(np.exp(centre - half)), value), max(float(np.exp(centre + half)), value)
+    ratio = Ratio(value, lo, hi, bool(hi - lo > stats.WIDE_FRACTION * value))
+    if np.allclose(la.std(), 0) and np.allclose(lb.std(), 0):
+        p = 0.0 if not np.isclose(la.mean(), lb.mean()) else 1.0
+    else:
+        p = float(sps.ttest_ind(lb, la, equal_var=False).pvalue)
+    return ratio, p
+
+
+def _detectable(r: Row, level: float) -> float | None:
+    """The smallest T_B/T_A > 1 a Welch test with these blocks' spread would call
+    significant at `level` (two-sided): exp(t * se) around no difference. None for a point
+    tested on repetitions (one block a side)."""
+    lo, hi = r.time_ratio.lo, r.time_ratio.hi
+    if min(r.blocks_a, r.blocks_b) < 2 or not lo or not hi or hi <= lo:
+        return None
+    half = math.log(hi / lo) / 2
+    df = max(1, min(r.blocks_a, r.blocks_b) - 1)
+    from scipy import stats as sps
+
+    se = half / sps.t.ppf(0.5 + stats.LEVEL / 2, df)
+    return float(math.exp(sps.t.ppf(1 - level / 2, df) * se))
+
+
+def holm(ps: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error at most alpha)."""
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out, running = [1.0] * len(ps), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
+        out[i] = running
+    return out
+
+
+def overall_verdict(rows: Sequence[Row]) -> str:
+    slower = [r for r in rows if r.significant and r.time_b > r.time_a]
+    faster = [r for r in rows if r.significant and r.time_b < r.time_a]
+    if slower and faster:
+        return "mixed"
+    if slower:
+        return "B slower"
+    if faster:
+        return "B faster"
+    return "cannot tell apart"
+
+
+def _geomean(rows: Sequence[Row]) -> Ratio | None:
+    if not rows:
+        return None
+    logs = np.log([r.time_ratio.value for r in rows])
+    return Ratio(float(np.exp(logs.mean())), None, None, False)
+
+
+def context_differences(a: Run, b: Run) -> list[str]:
+    """What differs besides the tables: tool version, machine, cores, engine settings."""
+    ea, eb, ca, cb = a.environment, b.environment, a.config, b.config
+    pairs = [
+        ("tool version", ea.tool_version, eb.tool_version),
+        ("git commit", ea.git_commit, eb.git_commit),
+        ("host", ea.hostname, eb.hostname),
+        ("usable cores", ea.usable_cores, eb.usable_cores),
+        ("DuckDB", ea.duckdb, eb.duckdb),
+        ("mode", ca.mode, cb.mode),
+        ("cluster", ca.cluster or "local", cb.cluster or "local"),
+        ("threads per worker", ca.threads_per_worker, cb.threads_per_worker),
+        ("memory limit", ca.memory_limit, cb.memory_limit),
+        ("cache", ca.cache, cb.cache),
+        ("scan variant", ca.scan_variant, cb.scan_variant),
+    ]
+    return [f"{name}: {x} in A, {y} in B" for name, x, y in pairs if x != y]
 
 
 def _label(runs: list[Run]) -> str:
@@ -179,13 +301,23 @@ def _ratio(r: Ratio | None) -> str:
 
 def _verdict(r: Row) -> str:
     if not r.significant:
-        return "not significant"
+        return "cannot tell apart"
     return "B slower" if r.time_b > r.time_a else "B faster"
 
 
 def _document(c: Comparison) -> list[Section]:
     head = [("A", c.a), ("B", c.b)]
     head += [("FORCED", d) for d in c.differences]
+    head += [("Differs", d) for d in c.context]
+    sig = c.significant_points
+    head.append(
+        (
+            "Verdict",
+            f"{c.verdict} ({sig} of {len(c.rows)} points differ after Holm's correction"
+            + (f"; geometric mean T_B/T_A {c.geomean.value:.3f}" if c.geomean else "")
+            + ")",
+        )
+    )
     header = [
         "Query",
         "Table",
@@ -193,7 +325,7 @@ def _document(c: Comparison) -> list[Section]:
         "T_A s",
         "T_B s",
         "T_B/T_A [95% CI]",
-        "p",
+        "p (Holm)",
         "Verdict",
         "Ratio A",
         "Ratio B",
@@ -206,30 +338,52 @@ def _document(c: Comparison) -> list[Section]:
             fnum(r.time_a, 4),
             fnum(r.time_b, 4),
             _ratio(r.time_ratio),
-            f"{r.p_value:.3f}",
+            f"{r.p_value:.3f} ({r.p_holm:.3f})",
             _verdict(r),
             _ratio(r.ratio_a),
             _ratio(r.ratio_b),
         ]
         for r in c.rows
     ]
-    min_p = {1.0 / math.comb(r.reps_a + r.reps_b, r.reps_a) * 2 for r in c.rows if r.reps_a}
+    blocked = [r for r in c.rows if min(r.blocks_a, r.blocks_b) >= 2]
     notes = [
-        "T: median seconds; T_B/T_A with its 95% interval (t-interval on log times). p: "
-        "two-sided permutation test (scipy) on the difference of mean "
-        f"repetition times; significant below {ALPHA}. Ratio: speedup (F) or scaleup (G) "
-        "of each run against its own P0.",
+        "T: median seconds. Ratio: speedup (F) or scaleup (G) of each side against its own "
+        f"P0. Family-wise error: each p is adjusted for all {len(c.rows)} points (Holm); a "
+        f"point differs only if its adjusted p is below {ALPHA}, so the chance that any "
+        f"point of identical runs is called different is at most {ALPHA}.",
     ]
-    if len(c.rows) > 1:
+    if blocked:
+        detect = sorted(r.detectable for r in blocked if r.detectable)
         notes.append(
-            f"{len(c.rows)} tests at {ALPHA}: about {len(c.rows) * ALPHA:.0f} may come out "
-            "significant by chance alone."
+            f"{len(blocked)} points are tested on blocks (Welch t on the blocks' log median "
+            "times; T_B/T_A's 95% interval likewise), so run-to-run variation is in the test"
+            + (
+                f"; the smallest slowdown these blocks could show is about "
+                f"{detect[len(detect) // 2]:.2f}x (median over points, "
+                f"{detect[0]:.2f}x-{detect[-1]:.2f}x)"
+                if detect
+                else ""
+            )
+            + "."
         )
-    if min_p and max(min_p) >= ALPHA:
+    if len(blocked) < len(c.rows):
         notes.append(
-            "Some rows have too few repetitions for any split to reach p < "
-            f"{ALPHA}: add repetitions to detect a difference there."
+            f"{len(c.rows) - len(blocked)} points have one block on a side (files written "
+            "before blocks, or too few rounds): tested by permutation on repetitions, which "
+            "treats repetitions of one run as independent: run-to-run variation unknown. "
+            "For a verdict that holds, measure both in blocks (run --blocks), or A and B "
+            "alternately in one session."
         )
+        min_p = {
+            1.0 / math.comb(r.reps_a + r.reps_b, r.reps_a) * 2
+            for r in c.rows
+            if r.reps_a and min(r.blocks_a, r.blocks_b) < 2
+        }
+        if min_p and max(min_p) >= ALPHA:
+            notes.append(
+                "Some rows have too few repetitions for any split to reach p < "
+                f"{ALPHA}: add repetitions to detect a difference there."
+            )
     return [Section("Wisconsin run comparison", [head, Table(header, rows), *notes])]
 
 
@@ -254,3 +408,20 @@ def compare_files(
     pb = [b] if isinstance(b, str | os.PathLike) else list(b)
     runs = load_runs([*pa, *pb])
     return render_comparison(compare_runs(runs[: len(pa)], runs[len(pa) :], force=force), fmt)
+
+
+def slower_than(
+    a: Sequence[str | os.PathLike], b: Sequence[str | os.PathLike], factor: float, force=False
+) -> str:
+    """`compare --fail-slower FACTOR`: what makes B fail the gate ("" when it passes)."""
+    runs = load_runs([*a, *b])
+    c = compare_runs(runs[: len(a)], runs[len(a) :], force=force)
+    bad = [r for r in c.rows if r.significant and r.time_ratio.value > factor]
+    if not bad:
+        return ""
+    worst = max(bad, key=lambda r: r.time_ratio.value)
+    return (
+        f"{len(bad)} point(s) of B slower than A by more than {factor:g}x, significant after "
+        f"Holm's correction; worst {worst.table} {worst.query}: "
+        f"{interval_text(worst.time_ratio.value, worst.time_ratio.lo, worst.time_ratio.hi)}"
+    )

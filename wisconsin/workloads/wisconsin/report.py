@@ -148,6 +148,7 @@ def _header(runs: list[Run], cores: int) -> list[tuple[str, str]]:
             f"{cfg.repeat} timed per table and query (median reported), "
             f"{cfg.warmup} untimed warm-up",
         ),
+        ("Blocks", _blocks_text(runs)),
         (
             ("Workers", f"{cfg.threads_per_worker} thread(s) each, memory limit {cfg.memory_limit}")
             if cfg.mode != "shared-memory"
@@ -181,6 +182,22 @@ def _header(runs: list[Run], cores: int) -> list[tuple[str, str]]:
     for note in dict.fromkeys(n for r in runs for n in r.notes):
         lines.append(("Note", note))
     return lines
+
+
+def _blocks_text(runs) -> str:
+    """How many replicates the intervals rest on, and whether run-to-run variation is in."""
+    n = sum(r.blocks_done() for r in runs)
+    if not any(r.config.blocks for r in runs):
+        return f"{n} (files written before blocks: intervals from repetitions within " + (
+            "each run, pooled over runs)" if n > 1 else "one run; run-to-run variation unknown)"
+        )
+    k = runs[0].config.block_rounds
+    if n < 2:
+        return f"1 of {k} round(s): run-to-run variation unknown (give more --min-reps or --blocks)"
+    return (
+        f"{n} of {k} round(s) each, fresh worker processes per block; intervals are "
+        "t-intervals over the blocks"
+    )
 
 
 def _cache_text(runs: list[Run]) -> str:

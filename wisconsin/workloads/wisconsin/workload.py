@@ -46,6 +46,13 @@ def compare_files(a: Sequence, b: Sequence, force: bool = False, fmt: str = "tex
     return compare_files(list(a), list(b), force=force, fmt=fmt)
 
 
+def slower_than(a: Sequence, b: Sequence, factor: float, force: bool = False) -> str:
+    """`compare --fail-slower`: why B fails the gate, "" if it passes."""
+    from wisconsin.workloads.wisconsin.compare import slower_than
+
+    return slower_than(list(a), list(b), factor, force=force)
+
+
 def audit_file(path: str | os.PathLike) -> list:
     from wisconsin.workloads.wisconsin.audit import audit_file
 
