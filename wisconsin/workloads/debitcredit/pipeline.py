@@ -23,7 +23,7 @@ from wisconsin.store import check_writable, utc_now
 from wisconsin.workloads.debitcredit import audit, histogram, schema
 from wisconsin.workloads.debitcredit.check import independent_check
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
-from wisconsin.workloads.debitcredit.driver import Load
+from wisconsin.workloads.debitcredit.driver import Load, per_second
 from wisconsin.workloads.debitcredit.runfile import (
     SCHEMA_VERSION,
     WORKLOAD,
@@ -60,6 +60,7 @@ def _priority() -> str:
 
 def _step(load: Load, repeat: int, partitions: int, tallies: list[dict]) -> Step:
     h = histogram.merge([t["hist"] for t in tallies])
+    tps, p95 = per_second([d for t in tallies for d in t["done"]], load.duration_s)
 
     def total(k):
         return sum(t[k] for t in tallies)
@@ -83,6 +84,11 @@ def _step(load: Load, repeat: int, partitions: int, tallies: list[dict]) -> Step
         committed_by_partition=tuple(t["committed"] for t in tallies),
         hist=histogram.encode(h),
         first_error=next((t["error"] for t in tallies if t["error"]), ""),
+        tps_series=tuple(tps),
+        p95_series_s=tuple(p95),
+        memory_bytes=tuple(tuple(e[0] for e in t["engine"]) for t in tallies),
+        txn_memory_bytes=tuple(tuple(e[1] for e in t["engine"]) for t in tallies),
+        temp_bytes=tuple(tuple(e[2] for e in t["engine"]) for t in tallies),
     )
 
 
