@@ -51,10 +51,8 @@ def test_bench_debitcredit_end_to_end(tmp_path):
     )
     cmp = CliRunner().invoke(cli, ["compare", str(path), str(twin), "--format", "json"])
     assert cmp.exit_code == 0, cmp.output
-    assert [(r["P"], r["peak_ratio"]["median"]) for r in json.loads(cmp.output)] == [
-        (1, 1.0),
-        (2, 1.0),
-    ]
+    # 0.4 s windows are too short to judge steadiness: no headline, so no ratio of them
+    assert [(r["P"], r["peak_ratio"]) for r in json.loads(cmp.output)] == [(1, None), (2, None)]
 
     # audit re-derives the invariants from the recorded figures: an edited sum fails it
     aud = CliRunner().invoke(cli, ["audit", str(path)])
