@@ -103,14 +103,32 @@ def test_rule_tps_is_the_highest_delivered_rate_of_a_steady_step():
     assert metrics.rule_tps(run_of(drifting).results[0], 0.95, 1.0).fmt() == "-"
 
 
-def test_headline_delivered_just_under_ninety_percent_of_offered_fails():
+def test_an_open_step_delivering_under_ninety_percent_of_its_arrivals_sets_nothing():
     def short(delivered):  # 3 s: all 300 answered within 1 s, the rest after the window
         late = 300 - 3 * delivered
         return step([delivered] * 3, mode="open", offered=100.0, arrivals=300, late=late)
 
+    assert metrics.rule_tps(run_of(short(91)).results[0], 0.95, 1.0).fmt() == "91.0"
     assert verdicts(run_of(short(91)))["P=1 delivered, not offered"]
-    assert metrics.rule_tps(run_of(short(89)).results[0], 0.95, 1.0).fmt() == "89.0"
-    assert not verdicts(run_of(short(89)))["P=1 delivered, not offered"]
+    # 89%: the backlog (33) is under 1 s of arrivals, but the step fell behind them
+    assert metrics.rule_tps(run_of(short(89)).results[0], 0.95, 1.0).fmt() == "-"
+
+
+def test_the_closed_peak_needs_most_of_its_repeats_steady():
+    ok, drifted = step([500] * 30), step([500] * 20 + [400] * 10)
+    one_of_three = run_of(ok, dataclasses.replace(ok, repeat=1), drifted)
+    two_of_three = run_of(ok, drifted, dataclasses.replace(drifted, repeat=1))
+    rule = {r.name: r for r in audit.oltp_rules(one_of_three)}["P=1 steady"]
+    assert rule.ok and "kept off the headline: closed r0: tps drift -20%" in rule.detail
+    assert metrics.peak_tps(one_of_three.results[0]).n == 2
+    assert not verdicts(two_of_three)["P=1 steady"]
+
+
+def test_series_that_do_not_add_up_to_the_commits_fail():
+    fine = step([50] * 30)
+    off = dataclasses.replace(fine, tps_series=(50.0,) * 29 + (51.0,))  # one commit too many
+    assert verdicts(run_of(fine))["P=1 delivered, not offered"]
+    assert not verdicts(run_of(off))["P=1 delivered, not offered"]
 
 
 def test_a_throughput_that_is_not_the_commits_in_the_window_fails():

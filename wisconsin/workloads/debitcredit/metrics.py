@@ -9,9 +9,11 @@ files. Only steady steps set the headline:
 - peak tps: the delivered rate of the closed (N streams, no think time) steps;
 - tps by the rule: the highest delivered rate of a steady step in which `share` (95%) of the
   transactions finished within `limit_s` (1 s) -- those that failed or were still queued
-  when the drain ended count as too slow -- and, for open arrivals, the window ended with at
-  most `limit_s` worth of offered arrivals unanswered (Little's law: a longer backlog means
-  the next arrivals wait more than `limit_s`).
+  when the drain ended count as too slow -- and, for open arrivals, at least 90% of the
+  window's arrivals were answered within it and at most `limit_s` worth of offered arrivals
+  were left unanswered (Little's law: a longer backlog means the next arrivals wait more
+  than `limit_s`; both matter in short windows, where an overload has not yet pushed the
+  percentile past the limit).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ NOISE_SIGMAS = 3.0  # ... or this many standard deviations of the counts, if lar
 MEMORY_GROWTH_LIMIT = 0.10  # engine memory, last third of the samples against the first ...
 MEMORY_GROWTH_SLACK = 16 * 2**20  # ... and at least this many bytes (buffer cache noise)
 MIN_JUDGED_S = 3  # a shorter window has no thirds to compare
+DELIVERY_SHORTFALL = 0.10  # an open step answering under 90% of its arrivals is overloaded
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,8 @@ def step_passes(step: Step, share: float, limit_s: float) -> bool:
         return False
     if step.mode == "closed":
         return True  # at most one transaction per stream is in flight: no backlog builds
+    if step.in_window < (1 - DELIVERY_SHORTFALL) * step.arrivals:
+        return False  # fell behind its arrivals: a longer window would miss the limit
     backlog = step.arrivals - step.in_window - step.failed
     return backlog <= step.offered_tps * limit_s
 

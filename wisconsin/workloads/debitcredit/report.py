@@ -79,6 +79,8 @@ def _csv(iv: metrics.Interval, which: str):
 
 def _steady_cell(v: metrics.Steadiness) -> str:
     if v.steady:
+        if v.drift_allowed > metrics.DRIFT_LIMIT:  # short or slow: only a big drift shows
+            return f"yes ({v.drift:+.0%}, noise {v.drift_allowed:.0%})"
         return "yes"
     return ("no: " if v.steady is False else "not judged: ") + v.why
 
