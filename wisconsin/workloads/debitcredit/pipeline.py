@@ -20,7 +20,7 @@ import psutil
 from wisconsin import WisconsinError, atomic
 from wisconsin.measure import environment
 from wisconsin.store import check_writable, utc_now
-from wisconsin.workloads.debitcredit import audit, histogram, schema
+from wisconsin.workloads.debitcredit import audit, histogram, metrics, schema
 from wisconsin.workloads.debitcredit.check import independent_check
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
 from wisconsin.workloads.debitcredit.driver import Load, per_second
@@ -92,6 +92,11 @@ def _step(load: Load, repeat: int, partitions: int, tallies: list[dict]) -> Step
     )
 
 
+def _steady(step: Step) -> str:
+    v = metrics.steadiness(step)
+    return "" if v.steady else f" ({'unsteady' if v.steady is False else 'not judged'}: {v.why})"
+
+
 def measure_partitions(cfg: Config, partitions: int, work_dir: Path, say) -> PartitionResult:
     t0 = time.perf_counter()
     paths = schema.build(cfg.data_dir, partitions, cfg.sizing)
@@ -105,8 +110,13 @@ def measure_partitions(cfg: Config, partitions: int, work_dir: Path, say) -> Par
         for r in range(cfg.repeats):
             load = Load("closed", cfg.step_s, streams=cfg.streams, seed=cfg.seed + 1000 + r)
             steps.append(_step(load, r, partitions, servers.run(load)))
-            say(f"P={partitions} closed {r + 1}/{cfg.repeats}: {steps[-1].throughput_tps:.1f} tps")
-        peak = statistics.median(s.throughput_tps for s in steps)
+            say(
+                f"P={partitions} closed {r + 1}/{cfg.repeats}: "
+                f"{steps[-1].throughput_tps:.1f} tps delivered{_steady(steps[-1])}"
+            )
+        # the open steps' rates: fractions of the steady closed peak (of all, if none is)
+        steady = [s for s in steps if metrics.steadiness(s).steady] or steps
+        peak = statistics.median(s.throughput_tps for s in steady)
         if peak <= 0:
             raise WisconsinError(f"P={partitions}: no transaction committed in the closed runs")
         for r in range(cfg.repeats):
@@ -122,7 +132,8 @@ def measure_partitions(cfg: Config, partitions: int, work_dir: Path, say) -> Par
                 s = steps[-1]
                 say(
                     f"P={partitions} open {s.offered_tps:.1f} tps offered: "
-                    f"p95 {s.latency.p95 * 1e3:.0f} ms, {s.throughput_tps:.1f} tps"
+                    f"{s.throughput_tps:.1f} delivered, p95 {s.latency.p95 * 1e3:.0f} ms"
+                    + _steady(s)
                 )
     recovered = audit.recover(paths)
     a = audit.check(paths, log_dir)
