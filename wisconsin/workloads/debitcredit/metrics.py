@@ -81,10 +81,14 @@ def _thirds(values) -> tuple[list, list]:
 
 
 def tps_drift(step: Step) -> tuple[float | None, float]:
-    """(drift of delivered tps between the window's first and last thirds, the drift allowed:
-    10%, or 3 sigma of the two thirds' commit counts if the step is too slow for 10%)."""
-    whole = step.tps_series[: int(step.duration_s + 1e-9)] or step.tps_series
-    first, last = _thirds(whole)
+    """drift_of the step's whole seconds."""
+    return drift_of(step.tps_series[: int(step.duration_s + 1e-9)] or step.tps_series)
+
+
+def drift_of(per_second) -> tuple[float | None, float]:
+    """(drift of delivered tps between the first and last thirds of a per-second series, the
+    drift allowed: 10%, or 3 sigma of the two thirds' commit counts if that is larger)."""
+    first, last = _thirds(per_second)
     a, b = sum(first), sum(last)  # commits (whole seconds: a rate is a count)
     if a <= 0:
         return (None if b <= 0 else math.inf), DRIFT_LIMIT
@@ -98,12 +102,20 @@ def memory_growth(step: Step) -> tuple[int, int]:
     for series in step.memory_bytes:
         if len(series) < MIN_JUDGED_S:
             continue
-        first, last = _thirds(series)
-        base = statistics.mean(first)
-        grew = int(statistics.mean(last) - base)
+        grew, limit = growth_of(series)
         if grew >= worst:
-            worst, allowed = grew, max(MEMORY_GROWTH_SLACK, int(MEMORY_GROWTH_LIMIT * base))
+            worst, allowed = grew, limit
     return worst, allowed
+
+
+def growth_of(samples) -> tuple[int, int]:
+    """(growth of one engine's memory, last third of its samples against the first, in bytes;
+    the growth allowed: 16 MB or 10% of the first third, whichever is larger)."""
+    first, last = _thirds(samples)
+    base = statistics.mean(first)
+    return int(statistics.mean(last) - base), max(
+        MEMORY_GROWTH_SLACK, int(MEMORY_GROWTH_LIMIT * base)
+    )
 
 
 def steadiness(step: Step) -> Steadiness:
