@@ -74,7 +74,7 @@ REGEN = os.environ.get("WISCONSIN_REGEN_GOLDEN") == "1"
 # that code gave for `report`, `report --format json` and `audit` of each.
 FIXTURES = {
     "wisconsin-run.json": {"schema": 2, "report": 0, "json": 0, "audit": 1},
-    "debitcredit-run.json": {"schema": 1, "report": 0, "json": 0, "audit": 0},
+    "debitcredit-run.json": {"schema": 1, "report": 0, "json": 0, "audit": 1},
 }
 
 QUERY_LABELS = ("Table Scan", "Select & Insert", "Average", "Update", "Join")

@@ -15,6 +15,7 @@ remote_applied key). check(): the invariants that make a run valid:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections import defaultdict
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ from pathlib import Path
 
 import duckdb
 
-from wisconsin.workloads.debitcredit import transaction
+from wisconsin.analysis.audit import Rule, checked, summary
+from wisconsin.workloads.debitcredit import metrics, transaction
 from wisconsin.workloads.debitcredit.schema import connect
 
 
@@ -169,3 +171,130 @@ def check(paths: list[Path], log_dir: str | os.PathLike | None = None) -> Audit:
         unknown_present=len(history_ids - begun),
         in_doubt_committed=len(in_doubt & history_ids),
     )
+
+
+# OLTP rules on the run file: re-derived from its per-second series and counts, never from a
+# verdict it records. workload.audit_file runs them beside the balance invariants.
+
+
+def _where(s) -> str:
+    return f"{s.mode} r{s.repeat}" + (f" {s.offered_tps:.1f}" if s.mode == "open" else "")
+
+
+def _steps_named(result, steps) -> str:
+    return ", ".join(f"{_where(s)}: {metrics.steadiness(s).why}" for s in steps)
+
+
+def rule_steady(run, result) -> Rule:
+    """Most closed steps (the peak's repeats) are steady; the unsteady ones are named."""
+    name = f"P={result.partitions} steady"
+    verdicts = [(s, metrics.steadiness(s)) for s in result.steps]
+    closed = [(s, v) for s, v in verdicts if s.mode == "closed"]
+    closed_bad = [s for s, v in closed if not v.steady]
+    steady = sum(bool(v.steady) for _, v in verdicts)
+    if not closed:
+        return Rule(name, False, "no closed step measured the peak")
+    if 2 * len(closed_bad) > len(closed):  # the peak would rest on a minority of its repeats
+        return Rule(
+            name,
+            False,
+            f"{len(closed_bad)} of {len(closed)} closed (peak) steps not steady: "
+            + _steps_named(result, closed_bad),
+        )
+    other = [s for s, v in verdicts if not v.steady]
+    return Rule(
+        name,
+        True,
+        f"{steady} of {len(verdicts)} steps steady (delivered tps within "
+        f"{metrics.DRIFT_LIMIT:.0%} first to last third, memory flat, no spill)"
+        + (f"; unsteady, kept off the headline: {_steps_named(result, other)}" if other else ""),
+    )
+
+
+def rule_delivered(run, result) -> Rule:
+    """Throughput is what committed in the window, and the headline was delivered."""
+    name = f"P={result.partitions} delivered, not offered"
+    bad = []
+    for s in result.steps:
+        where = _where(s)
+        if s.duration_s <= 0 or abs(s.throughput_tps - s.in_window / s.duration_s) > 1e-6:
+            bad.append(
+                f"{where}: tps {s.throughput_tps:.1f} is not {s.in_window} committed "
+                f"in {s.duration_s:g} s"
+            )
+        if s.tps_series:
+            widths = [min(1.0, s.duration_s - i) for i in range(len(s.tps_series))]
+            counted = sum(t * w for t, w in zip(s.tps_series, widths, strict=True))
+            if abs(counted - s.in_window) > 0.5:
+                bad.append(
+                    f"{where}: the per-second series add up to {counted:.0f}, "
+                    f"not {s.in_window} committed"
+                )
+    cfg = run.config
+    short = 1 - metrics.DELIVERY_SHORTFALL
+    for s in metrics.headline_steps(result, cfg.rule_share, cfg.rule_limit_s).values():
+        offered = s.arrivals / s.duration_s if s.duration_s > 0 else 0.0
+        if not metrics.steadiness(s).steady:
+            bad.append(f"{_where(s)}: sets the rule's tps but is not steady")
+        if s.mode == "open" and s.throughput_tps < short * offered:
+            bad.append(
+                f"{_where(s)}: sets the rule's tps with {s.throughput_tps:.1f} delivered "
+                f"of {offered:.1f} offered (< {short:.0%})"
+            )
+    if bad:
+        return Rule(name, False, summary(bad))
+    rule = metrics.rule_tps(result, cfg.rule_share, cfg.rule_limit_s)
+    return Rule(
+        name,
+        True,
+        f"every step's tps is its commits in the window; tps by the rule {rule.fmt()} "
+        + (
+            "delivered by steady steps" if rule.n else "(no steady step met the rule: none printed)"
+        ),
+    )
+
+
+def rule_memory(run, result) -> Rule:
+    """No partition's engine memory kept growing in a step, and nothing spilled."""
+    name = f"P={result.partitions} engine memory and spill"
+    unrecorded = [s for s in result.steps if not s.memory_bytes]
+    if unrecorded:
+        return Rule(
+            name,
+            False,
+            f"engine memory not recorded in {len(unrecorded)} of {len(result.steps)} steps",
+        )
+    bad, most, top = [], 0, 0
+    for s in result.steps:
+        v = metrics.steadiness(s)
+        where = _where(s)
+        if v.memory_growth > v.memory_allowed:
+            bad.append(f"{where}: memory grew {v.memory_growth / 2**20:.0f} MB")
+        if v.spilled > 0:
+            bad.append(f"{where}: spilled {v.spilled / 2**20:.1f} MB to temp files")
+        most = max(most, v.memory_growth)
+        top = max([top, *(max(m, default=0) for m in s.memory_bytes)])
+    if bad:
+        return Rule(name, False, summary(bad))
+    return Rule(
+        name,
+        True,
+        f"engine memory at most {top / 2**20:.0f} MB, growth within a step at most "
+        f"{most / 2**20:+.0f} MB; no temp files",
+    )
+
+
+def oltp_rules(run) -> list[Rule]:
+    """Steadiness, delivered vs offered, memory and spill, per partition count; a rule whose
+    evidence is malformed fails in one line."""
+    out = []
+    for result in run.results:
+        for rule in (rule_steady, rule_delivered, rule_memory):
+            one = functools.partial(rule, run, result)
+
+            def wrapped(_run, one=one):
+                return one()
+
+            label = f"P={result.partitions} {rule.__name__.removeprefix('rule_')}"
+            out.append(checked(wrapped, run, {wrapped: label}))
+    return out

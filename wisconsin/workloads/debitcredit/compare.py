@@ -55,13 +55,7 @@ def compare_runs(
     if fmt == "json":
         return (
             json.dumps(
-                [
-                    {
-                        k: (v.__dict__ if isinstance(v, metrics.Interval) else v)
-                        for k, v in r.items()
-                    }
-                    for r in rows
-                ],
+                [{k: metrics.as_json(v) for k, v in r.items()} for r in rows],
                 indent=1,
             )
             + "\n"

@@ -20,8 +20,9 @@ START_TIMEOUT_S = 60.0
 class PartitionServers:
     """P partition processes (spawned: DuckDB is not fork-safe), used as a context manager."""
 
-    def __init__(self, data_dir, partitions: int, sizing: Sizing, log_dir):
+    def __init__(self, data_dir, partitions: int, sizing: Sizing, log_dir, leave_open=False):
         self.partitions = partitions
+        self.leave_open = leave_open  # the old start-up's open result (server.last_txid)
         self.sizing = sizing
         self.paths = [partition_file(data_dir, p, partitions) for p in range(partitions)]
         self.log_dir = Path(log_dir)
@@ -46,6 +47,7 @@ class PartitionServers:
                         str(self.log_dir),
                         authkey,
                         theirs,
+                        self.leave_open,
                     ),
                     name=f"debitcredit-p{p}",
                 )

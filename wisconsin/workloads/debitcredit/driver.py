@@ -11,12 +11,14 @@ peer port. Two load modes:
   queueing is in it (no coordinated omission).
 
 Every transaction is logged (B = begun with its inputs, C = the driver saw it commit,
-A = given up) to an append-only file that survives kill -9 of this process, for the audit.
+A = given up) to an append-only file that survives kill -9 of this process, for the audit;
+a C line is fsynced before the transaction counts as acknowledged.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import queue
 import random
@@ -59,9 +61,12 @@ class Tally:
     failed: int = 0  # given up (retries exhausted or a partition unreachable)
     unfinished: int = 0  # open mode: still queued when the drain ended
     error: str = ""  # the first unexpected (non-conflict) error, if any
+    # every commit: (seconds from the window's start to the answer, response time)
+    done: list[tuple[float, float]] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
         self.hist.add(other.hist)
+        self.done.extend(other.done)
         for name in ("arrivals", "committed", "in_window", "distributed", "retries"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.failed += other.failed
@@ -115,7 +120,7 @@ class Terminal:
                 else:
                     self.distributed(txid, aid, tid, bid, delta, remote)
                     tally.distributed += 1
-                node.log(f"C {txid}\n")
+                node.log.acknowledge(f"C {txid}\n")
                 return True
             except PartitionDown:
                 break
@@ -184,6 +189,15 @@ class Terminal:
             self.links.pop(remote, None)
 
 
+def _answered(tally: Tally, began: float, t_end: float, duration: float) -> None:
+    """Count one commit whose clock started at `began` (closed: submitted; open: scheduled)."""
+    done = time.perf_counter()
+    histogram.record(tally.hist, done - began)
+    tally.done.append((done - (t_end - duration), done - began))
+    tally.committed += 1
+    tally.in_window += done <= t_end
+
+
 def _closed(node, load: Load, index: int, tally: Tally, t_end: float) -> None:
     term = Terminal(node, random.Random(f"{load.seed}-{node.part}-{index}-closed"))
     try:
@@ -191,10 +205,7 @@ def _closed(node, load: Load, index: int, tally: Tally, t_end: float) -> None:
             t0 = time.perf_counter()
             tally.arrivals += 1
             if term.one(tally):
-                done = time.perf_counter()
-                histogram.record(tally.hist, done - t0)
-                tally.committed += 1
-                tally.in_window += done <= t_end
+                _answered(tally, t0, t_end, load.duration_s)
     finally:
         term.close()
 
@@ -210,10 +221,7 @@ def _serve_open(node, load, index, tally, work: queue.Queue, t_end, t_drain) -> 
                 tally.unfinished += 1
                 continue
             if term.one(tally):
-                done = time.perf_counter()
-                histogram.record(tally.hist, done - arrival)
-                tally.committed += 1
-                tally.in_window += done <= t_end
+                _answered(tally, arrival, t_end, load.duration_s)
     finally:
         term.close()
 
@@ -266,13 +274,60 @@ def run(node, load: Load) -> Tally:
     return total
 
 
-def log_writer(path: str | os.PathLike):
-    """An append-only line log: one write() per line, kept by the OS across kill -9."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    lock = threading.Lock()
+class AckLog:
+    """The driver's append-only line log; acknowledge() makes a line durable.
 
-    def write(line: str) -> None:
-        with lock:
-            os.write(fd, line.encode())
+    One write() per line, kept by the OS across kill -9. A commit line counts as acknowledged
+    only after an fdatasync covering it, so a power loss cannot lose one (issue 31, finding
+    5). Syncs are shared: one fdatasync covers every line written before it, so terminals
+    that acknowledge at once wait for one sync, not one each.
+    """
 
-    return write, fd
+    def __init__(self, path: str | os.PathLike):
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._write_lock = threading.Lock()
+        self._sync_lock = threading.Lock()
+        self.written = 0  # lines written
+        self.synced = 0  # lines known durable
+        self.syncs = 0
+
+    def __call__(self, line: str) -> int:
+        """Append a line; returns its number."""
+        with self._write_lock:
+            os.write(self.fd, line.encode())
+            self.written += 1
+            return self.written
+
+    def acknowledge(self, line: str) -> None:
+        """Append a line and return once it is on disk."""
+        n = self(line)
+        with self._sync_lock:
+            if self.synced >= n:
+                return  # another terminal's sync covered it
+            upto = self.written
+            os.fdatasync(self.fd)
+            self.synced = upto
+            self.syncs += 1
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def per_second(done: list[tuple[float, float]], duration_s: float) -> tuple[list, list]:
+    """Delivered tps and p95 response time (s) in each second of the window.
+
+    A commit counts in the second its answer came; a last, partial second is scaled to a rate.
+    A second with no commit has p95 0.
+    """
+    n = max(1, math.ceil(duration_s - 1e-9))
+    buckets: list[list[float]] = [[] for _ in range(n)]
+    for at, latency in done:
+        if 0 <= at <= duration_s:
+            buckets[min(int(at), n - 1)].append(latency)
+    tps, p95 = [], []
+    for i, b in enumerate(buckets):
+        width = min(1.0, duration_s - i)
+        tps.append(len(b) / width)
+        b.sort()
+        p95.append(b[max(0, math.ceil(0.95 * len(b)) - 1)] if b else 0.0)
+    return tps, p95

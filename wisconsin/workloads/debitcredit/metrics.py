@@ -1,16 +1,24 @@
-"""What a DebitCredit run means: tps by the rule, peak tps, OLTP scaleup, remote share, scaling.
+"""What a DebitCredit run means: steadiness, tps by the rule, peak tps, scaleup, remote share.
 
-tps by the rule: the highest offered rate (open arrivals) at which `share` (95%) of the
-transactions offered in the window finished within `limit_s` (1 s) -- those that failed or
-were still queued when the drain ended count as too slow -- and the window ended with at most
-`limit_s` worth of offered arrivals still unanswered (Little's law: a longer backlog means
-the next arrivals wait more than `limit_s`). The second condition exists because our windows
-are seconds, not Tandem's 10 minutes: a short overload has no time to push the percentile past
-the limit inside the window, but it leaves a backlog at the window's end.
+Throughput is delivered: transactions committed in the measured window per second, never
+the offered rate. A step is steady when its per-second series show (metrics.steadiness):
+delivered tps drifting at most 10% between the window's first and last thirds (beyond
+counting noise), no partition's engine memory still growing, and nothing spilled to temp
+files. Only steady steps set the headline:
+
+- peak tps: the delivered rate of the closed (N streams, no think time) steps;
+- tps by the rule: the highest delivered rate of a steady step in which `share` (95%) of the
+  transactions finished within `limit_s` (1 s) -- those that failed or were still queued
+  when the drain ended count as too slow -- and, for open arrivals, at least 90% of the
+  window's arrivals were answered within it and at most `limit_s` worth of offered arrivals
+  were left unanswered (Little's law: a longer backlog means the next arrivals wait more
+  than `limit_s`; both matter in short windows, where an overload has not yet pushed the
+  percentile past the limit).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 
@@ -28,9 +36,18 @@ class Interval:
     n: int
 
     def fmt(self, digits: int = 1) -> str:
-        if self.n <= 1:
+        if self.n == 0:
+            return "-"  # nothing measured sets it: never a rate that was not delivered
+        if self.n == 1:
             return f"{self.median:.{digits}f}"
         return f"{self.median:.{digits}f} [{self.low:.{digits}f}-{self.high:.{digits}f}]"
+
+
+def as_json(v):
+    """An Interval as a JSON object, None (null) when nothing set it; other values as is."""
+    if not isinstance(v, Interval):
+        return v
+    return v.__dict__ if v.n else None
 
 
 def interval(values: list[float]) -> Interval:
@@ -39,7 +56,101 @@ def interval(values: list[float]) -> Interval:
     return Interval(statistics.median(values), min(values), max(values), len(values))
 
 
+DRIFT_LIMIT = 0.10  # delivered tps, last third of the window against the first
+NOISE_SIGMAS = 3.0  # ... or this many standard deviations of the counts, if larger
+MEMORY_GROWTH_LIMIT = 0.10  # engine memory, last third of the samples against the first ...
+MEMORY_GROWTH_SLACK = 16 * 2**20  # ... and at least this many bytes (buffer cache noise)
+MIN_JUDGED_S = 3  # a shorter window has no thirds to compare
+DELIVERY_SHORTFALL = 0.10  # an open step answering under 90% of its arrivals is overloaded
+
+
+@dataclass(frozen=True)
+class Steadiness:
+    steady: bool | None  # None: not judged (no series recorded, or the window is too short)
+    why: str  # what was found, in a few words
+    drift: float | None = None  # delivered tps, last third / first third - 1
+    drift_allowed: float = DRIFT_LIMIT
+    memory_growth: int = 0  # bytes, the largest of any partition
+    memory_allowed: int = MEMORY_GROWTH_SLACK
+    spilled: int = 0  # temp-file bytes, the most of any partition at any sample
+
+
+def _thirds(values) -> tuple[list, list]:
+    k = max(1, len(values) // 3)
+    return list(values[:k]), list(values[-k:])
+
+
+def tps_drift(step: Step) -> tuple[float | None, float]:
+    """drift_of the step's whole seconds."""
+    return drift_of(step.tps_series[: int(step.duration_s + 1e-9)] or step.tps_series)
+
+
+def drift_of(per_second) -> tuple[float | None, float]:
+    """(drift of delivered tps between the first and last thirds of a per-second series, the
+    drift allowed: 10%, or 3 sigma of the two thirds' commit counts if that is larger)."""
+    first, last = _thirds(per_second)
+    a, b = sum(first), sum(last)  # commits (whole seconds: a rate is a count)
+    if a <= 0:
+        return (None if b <= 0 else math.inf), DRIFT_LIMIT
+    return b / a - 1, max(DRIFT_LIMIT, NOISE_SIGMAS * math.sqrt(a + b) / a)
+
+
+def memory_growth(step: Step) -> tuple[int, int]:
+    """(the largest growth of a partition's engine memory, last third of its samples against
+    the first, in bytes; the growth allowed for that partition)."""
+    worst, allowed = 0, MEMORY_GROWTH_SLACK
+    for series in step.memory_bytes:
+        if len(series) < MIN_JUDGED_S:
+            continue
+        grew, limit = growth_of(series)
+        if grew >= worst:
+            worst, allowed = grew, limit
+    return worst, allowed
+
+
+def growth_of(samples) -> tuple[int, int]:
+    """(growth of one engine's memory, last third of its samples against the first, in bytes;
+    the growth allowed: 16 MB or 10% of the first third, whichever is larger)."""
+    first, last = _thirds(samples)
+    base = statistics.mean(first)
+    return int(statistics.mean(last) - base), max(
+        MEMORY_GROWTH_SLACK, int(MEMORY_GROWTH_LIMIT * base)
+    )
+
+
+def steadiness(step: Step) -> Steadiness:
+    spilled = max((max(s, default=0) for s in step.temp_bytes), default=0)
+    if not step.tps_series:
+        return Steadiness(None, "no per-second series", spilled=spilled)
+    whole = int(step.duration_s + 1e-9)
+    if whole < MIN_JUDGED_S:
+        return Steadiness(None, f"{step.duration_s:g} s: too short", spilled=spilled)
+    drift, allowed = tps_drift(step)
+    grew, mem_allowed = memory_growth(step)
+    why = []
+    if drift is None:
+        why.append("nothing delivered")
+    elif abs(drift) > allowed:
+        why.append(f"tps drift {drift:+.0%}")
+    if grew > mem_allowed:
+        why.append(f"memory +{grew / 2**20:.0f} MB")
+    if spilled > 0:
+        why.append(f"spilled {spilled / 2**20:.1f} MB")
+    if not step.memory_bytes:
+        why.append("engine memory not recorded")
+    return Steadiness(
+        not why,
+        "; ".join(why) or f"tps drift {drift:+.0%}, memory {grew / 2**20:+.0f} MB",
+        drift,
+        allowed,
+        grew,
+        mem_allowed,
+        spilled,
+    )
+
+
 def step_passes(step: Step, share: float, limit_s: float) -> bool:
+    """The response-time condition of the rule (steadiness is judged apart)."""
     if step.arrivals == 0:
         return False
     known = {1.0: step.latency.within_1s, 2.0: step.latency.within_2s}
@@ -47,36 +158,43 @@ def step_passes(step: Step, share: float, limit_s: float) -> bool:
         fast = round(known[limit_s] * step.latency.count)
     else:
         fast = histogram.within(histogram.decode(step.hist), limit_s)
+    if fast < share * step.arrivals:
+        return False
+    if step.mode == "closed":
+        return True  # at most one transaction per stream is in flight: no backlog builds
+    if step.in_window < (1 - DELIVERY_SHORTFALL) * step.arrivals:
+        return False  # fell behind its arrivals: a longer window would miss the limit
     backlog = step.arrivals - step.in_window - step.failed
-    return fast >= share * step.arrivals and backlog <= step.offered_tps * limit_s
+    return backlog <= step.offered_tps * limit_s
+
+
+def headline_steps(result: PartitionResult, share: float, limit_s: float) -> dict[int, Step]:
+    """Per repeat, the step that sets the rule's tps: the steady step meeting the rule with
+    the highest delivered rate."""
+    best: dict[int, Step] = {}
+    for s in result.steps:
+        if not (steadiness(s).steady and step_passes(s, share, limit_s)):
+            continue
+        if s.repeat not in best or s.throughput_tps > best[s.repeat].throughput_tps:
+            best[s.repeat] = s
+    return best
 
 
 def rule_tps(result: PartitionResult, share: float, limit_s: float) -> Interval:
-    """tps by the rule, one value per repeat of the stepped curve."""
-    per_repeat = {}
-    for s in result.steps:
-        if s.mode != "open":
-            continue
-        best = per_repeat.setdefault(s.repeat, 0.0)
-        if step_passes(s, share, limit_s) and s.offered_tps > best:
-            per_repeat[s.repeat] = s.offered_tps
-    return interval(list(per_repeat.values()))
-
-
-def rule_capped(result: PartitionResult, share: float, limit_s: float) -> bool:
-    """True if some repeat passed at its highest offered rate: the rule's tps is a floor."""
-    tops: dict[int, Step] = {}
-    for s in result.steps:
-        if s.mode == "open" and (
-            s.repeat not in tops or s.offered_tps > tops[s.repeat].offered_tps
-        ):
-            tops[s.repeat] = s
-    return any(step_passes(s, share, limit_s) for s in tops.values())
+    """tps by the rule, one delivered rate per repeat that has a steady step meeting it."""
+    return interval([s.throughput_tps for s in headline_steps(result, share, limit_s).values()])
 
 
 def peak_tps(result: PartitionResult) -> Interval:
-    """Closed N-stream throughput, one value per repeat."""
-    return interval([s.throughput_tps for s in result.steps if s.mode == "closed"])
+    """Delivered tps of the steady closed N-stream steps, one value per step."""
+    return interval(
+        [s.throughput_tps for s in result.steps if s.mode == "closed" and steadiness(s).steady]
+    )
+
+
+def best_delivered(result: PartitionResult) -> float:
+    """The highest rate any step delivered, steady or not (never a headline)."""
+    return max((s.throughput_tps for s in result.steps), default=0.0)
 
 
 def scaleup(base: Interval, new: Interval) -> Interval:
@@ -109,11 +227,14 @@ def scaled_verdict(run: DebitCreditRun, result: PartitionResult) -> tuple[bool, 
     cfg = run.config
     rated = cfg.sizing.rated_tps_per_partition * result.partitions
     claim = max(rule_tps(result, cfg.rule_share, cfg.rule_limit_s).median, peak_tps(result).median)
+    what = "measured"
+    if claim <= 0:  # no steady step: judge the best rate delivered, named as such
+        claim, what = best_delivered(result), "delivered by an unsteady step"
     if not cfg.sizing.by_the_rules:
         return False, "not scaled: tellers or accounts per branch differ from the standard's"
     if claim <= rated:
-        return True, f"scaled: database sized for {rated:g} tps >= {claim:.1f} tps measured"
+        return True, f"scaled: database sized for {rated:g} tps >= {claim:.1f} tps {what}"
     return False, (
         f"not scaled: database sized for {rated:g} tps ({result.accounts:,} accounts), "
-        f"{claim:.1f} tps measured would need {int(claim * 100_000):,} accounts"
+        f"{claim:.1f} tps {what} would need {int(claim * 100_000):,} accounts"
     )

@@ -19,10 +19,10 @@ import psutil
 from wisconsin import WisconsinError, atomic
 from wisconsin.measure import environment
 from wisconsin.store import check_writable, lock, utc_now
-from wisconsin.workloads.debitcredit import audit, histogram, schema
+from wisconsin.workloads.debitcredit import audit, histogram, metrics, schema
 from wisconsin.workloads.debitcredit.check import independent_check
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
-from wisconsin.workloads.debitcredit.driver import Load
+from wisconsin.workloads.debitcredit.driver import Load, per_second
 from wisconsin.workloads.debitcredit.runfile import (
     SCHEMA_VERSION,
     WORKLOAD,
@@ -59,6 +59,7 @@ def _priority() -> str:
 
 def _step(load: Load, repeat: int, partitions: int, tallies: list[dict]) -> Step:
     h = histogram.merge([t["hist"] for t in tallies])
+    tps, p95 = per_second([d for t in tallies for d in t["done"]], load.duration_s)
 
     def total(k):
         return sum(t[k] for t in tallies)
@@ -82,7 +83,17 @@ def _step(load: Load, repeat: int, partitions: int, tallies: list[dict]) -> Step
         committed_by_partition=tuple(t["committed"] for t in tallies),
         hist=histogram.encode(h),
         first_error=next((t["error"] for t in tallies if t["error"]), ""),
+        tps_series=tuple(tps),
+        p95_series_s=tuple(p95),
+        memory_bytes=tuple(tuple(e[0] for e in t["engine"]) for t in tallies),
+        txn_memory_bytes=tuple(tuple(e[1] for e in t["engine"]) for t in tallies),
+        temp_bytes=tuple(tuple(e[2] for e in t["engine"]) for t in tallies),
     )
+
+
+def _steady(step: Step) -> str:
+    v = metrics.steadiness(step)
+    return "" if v.steady else f" ({'unsteady' if v.steady is False else 'not judged'}: {v.why})"
 
 
 def measure_partitions(cfg: Config, partitions: int, work_dir: Path, say) -> PartitionResult:
@@ -104,8 +115,13 @@ def _measure_partitions(cfg: Config, partitions: int, say) -> PartitionResult:
         for r in range(cfg.repeats):
             load = Load("closed", cfg.step_s, streams=cfg.streams, seed=cfg.seed + 1000 + r)
             steps.append(_step(load, r, partitions, servers.run(load)))
-            say(f"P={partitions} closed {r + 1}/{cfg.repeats}: {steps[-1].throughput_tps:.1f} tps")
-        peak = statistics.median(s.throughput_tps for s in steps)
+            say(
+                f"P={partitions} closed {r + 1}/{cfg.repeats}: "
+                f"{steps[-1].throughput_tps:.1f} tps delivered{_steady(steps[-1])}"
+            )
+        # the open steps' rates: fractions of the steady closed peak (of all, if none is)
+        steady = [s for s in steps if metrics.steadiness(s).steady] or steps
+        peak = statistics.median(s.throughput_tps for s in steady)
         if peak <= 0:
             raise WisconsinError(f"P={partitions}: no transaction committed in the closed runs")
         for r in range(cfg.repeats):
@@ -121,7 +137,8 @@ def _measure_partitions(cfg: Config, partitions: int, say) -> PartitionResult:
                 s = steps[-1]
                 say(
                     f"P={partitions} open {s.offered_tps:.1f} tps offered: "
-                    f"p95 {s.latency.p95 * 1e3:.0f} ms, {s.throughput_tps:.1f} tps"
+                    f"{s.throughput_tps:.1f} delivered, p95 {s.latency.p95 * 1e3:.0f} ms"
+                    + _steady(s)
                 )
     recovered = audit.recover(paths)
     a = audit.check(paths, log_dir)

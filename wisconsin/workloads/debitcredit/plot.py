@@ -62,10 +62,10 @@ def _scaleup(run: DebitCreditRun, fig: Figure) -> None:
         ("peak tps (closed)", metrics.peak_tps, "s"),
     ):
         iv = [fn(r) for r in run.results]
-        med = [i.median for i in iv]
+        med = [i.median if i.n else float("nan") for i in iv]  # nothing steady: no point
         err = [
-            [m - i.low for m, i in zip(med, iv, strict=True)],
-            [i.high - m for m, i in zip(med, iv, strict=True)],
+            [m - i.low if i.n else 0.0 for m, i in zip(med, iv, strict=True)],
+            [i.high - m if i.n else 0.0 for m, i in zip(med, iv, strict=True)],
         ]
         ax.errorbar(ps, med, yerr=err, marker=marker, capsize=3, label=name)
         if name.startswith("tps by"):

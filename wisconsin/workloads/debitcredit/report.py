@@ -41,7 +41,8 @@ def summary_rows(run: DebitCreditRun) -> list[dict]:
                 "accounts": r.accounts,
                 "tps_rule": rule,
                 "tps_peak": peak,
-                "rule_capped": metrics.rule_capped(r, cfg.rule_share, cfg.rule_limit_s),
+                "steady_steps": sum(bool(metrics.steadiness(s).steady) for s in r.steps),
+                "steps": len(r.steps),
                 "scaleup_rule": metrics.scaleup(base_rule, rule),
                 "scaleup_peak": metrics.scaleup(base_peak, peak),
                 "ideal": r.partitions / base.partitions,
@@ -72,19 +73,25 @@ def _table(headers: list[str], rows: list[list[str]], markdown: bool) -> list[st
     ]
 
 
+def _csv(iv: metrics.Interval, which: str):
+    return getattr(iv, which) if iv.n else ""  # empty: nothing steady sets it
+
+
+def _steady_cell(v: metrics.Steadiness) -> str:
+    if v.steady:
+        if v.drift_allowed > metrics.DRIFT_LIMIT:  # short or slow: only a big drift shows
+            return f"yes ({v.drift:+.0%}, noise {v.drift_allowed:.0%})"
+        return "yes"
+    return ("no: " if v.steady is False else "not judged: ") + v.why
+
+
 def render(run: DebitCreditRun, fmt: str = "text") -> str:
     rows = summary_rows(run)
     cores = run.environment.get("usable_cores") or "?"
     if fmt == "json":
         return (
             json.dumps(
-                [
-                    {
-                        k: (v.__dict__ if isinstance(v, metrics.Interval) else v)
-                        for k, v in row.items()
-                    }
-                    for row in rows
-                ],
+                [{k: metrics.as_json(v) for k, v in row.items()} for row in rows],
                 indent=1,
             )
             + "\n"
@@ -110,11 +117,11 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
             w.writerow(
                 [
                     r["P"],
-                    r["tps_rule"].median,
-                    r["tps_rule"].low,
-                    r["tps_rule"].high,
-                    r["tps_peak"].median,
-                    r["scaleup_rule"].median,
+                    _csv(r["tps_rule"], "median"),
+                    _csv(r["tps_rule"], "low"),
+                    _csv(r["tps_rule"], "high"),
+                    _csv(r["tps_peak"], "median"),
+                    _csv(r["scaleup_rule"], "median"),
                     round(r["remote_observed"], 4),
                     round(r["remote_expected"], 4),
                     r["audit_ok"],
@@ -146,6 +153,7 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
         "scaleup",
         "peak tps",
         "scaleup",
+        "steady",
         "ideal",
         "ceiling",
         "remote obs/exp",
@@ -159,10 +167,11 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
         body.append(
             [
                 label,
-                r["tps_rule"].fmt() + ("+" if r["rule_capped"] else ""),
+                r["tps_rule"].fmt(),
                 r["scaleup_rule"].fmt(2),
                 r["tps_peak"].fmt(),
                 r["scaleup_peak"].fmt(2),
+                f"{r['steady_steps']}/{r['steps']}",
                 f"{r['ideal']:g}",
                 f"{r['ceiling']:g}",
                 f"{r['remote_observed']:.1%} / {r['remote_expected']:.1%}",
@@ -178,11 +187,18 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
         f"{cores} usable cores. Higher is better.",
     ]
     t = tandem_scaleup()
-    if any(r["rule_capped"] for r in rows):
-        out += [
-            "",
-            "+ a repeat met the rule at its highest offered rate: the rule's tps is a floor.",
-        ]
+    out += [
+        "",
+        "tps = transactions committed per second in the window (delivered, never offered); "
+        "only steady steps set tps by rule and peak tps (steady: delivered tps within "
+        f"{metrics.DRIFT_LIMIT:.0%} first to last third, engine memory flat, no spill)."
+        + (
+            " - : no steady step sets it (none met the rule, or steadiness could not be judged:"
+            f" windows under {metrics.MIN_JUDGED_S} s, or no per-second series recorded)."
+            if any(r["tps_rule"].n == 0 or r["tps_peak"].n == 0 for r in rows)
+            else ""
+        ),
+    ]
     out += [
         "",
         "Tandem 1987 (NonStop SQL, 90% within 2 s): 8, 16, 32 VLX = "
@@ -219,6 +235,7 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
                     f"{s.retries}",
                     f"{s.failed + s.unfinished}",
                     "" if passes is None else ("yes" if passes else "no"),
+                    _steady_cell(metrics.steadiness(s)),
                 ]
             )
         out += _table(
@@ -235,6 +252,7 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
                 "retries",
                 "failed",
                 "meets rule",
+                "steady",
             ],
             body,
             md,

@@ -16,7 +16,7 @@ from wisconsin.workloads.debitcredit.histogram import Latency
 from wisconsin.workloads.debitcredit.schema import Sizing
 
 WORKLOAD = "debitcredit"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: per-second series in each step (1 is migrated on load)
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,13 @@ class Step:
     committed_by_partition: tuple[int, ...]
     hist: str  # HdrHistogram, microseconds, base64
     first_error: str = ""  # the first unexpected (non-conflict) error of the step, if any
+    # Version 2: the window second by second, to judge steadiness (metrics.steadiness).
+    tps_series: tuple[float, ...] = ()  # delivered (committed) tps in each second
+    p95_series_s: tuple[float, ...] = ()  # p95 response time of those commits
+    # Per partition, sampled at the step's start and each second until its end (drain too):
+    memory_bytes: tuple[tuple[int, ...], ...] = ()  # duckdb_memory() total
+    txn_memory_bytes: tuple[tuple[int, ...], ...] = ()  # its TRANSACTION tag (undo buffers)
+    temp_bytes: tuple[tuple[int, ...], ...] = ()  # temp-file bytes (spilled)
 
 
 @dataclass(frozen=True)
@@ -143,10 +150,12 @@ def load(path: str | os.PathLike) -> DebitCreditRun:
     data = atomic.read_json(p, "not a readable run file:")
     if not isinstance(data, dict) or data.get("workload") != WORKLOAD:
         raise WisconsinError(f"{p}: not a DebitCredit run file")
+    if data.get("schema_version") == 1:
+        data = _migrate_v1(data)
     if data.get("schema_version") != SCHEMA_VERSION:
         raise WisconsinError(
             f"{p}: DebitCredit run file version {data.get('schema_version')!r} is not supported "
-            f"(this wisconsin reads version {SCHEMA_VERSION})"
+            f"(this wisconsin reads versions 1 to {SCHEMA_VERSION})"
         )
     try:
         return jsonfields.read(DebitCreditRun, data)
@@ -154,3 +163,23 @@ def load(path: str | os.PathLike) -> DebitCreditRun:
         raise WisconsinError(f"{p}: not a valid DebitCredit run file: {exc}") from None
     except (TypeError, KeyError, ValueError) as exc:
         raise WisconsinError(f"{p}: malformed DebitCredit run file ({exc})") from None
+
+
+SERIES = ("tps_series", "p95_series_s", "memory_bytes", "txn_memory_bytes", "temp_bytes")
+
+
+def _migrate_v1(data: dict) -> dict:
+    """Version 1 recorded no per-second series: its steps get empty ones (not recorded, so
+    no step of it can be shown steady)."""
+    out = dict(data, schema_version=2)
+    results = []
+    for r in data.get("results") or []:
+        if isinstance(r, dict) and isinstance(r.get("steps"), list):
+            steps = [
+                dict(st, **{k: [] for k in SERIES}) if isinstance(st, dict) else st
+                for st in r["steps"]
+            ]
+            r = dict(r, steps=steps)
+        results.append(r)
+    out["results"] = results
+    return out

@@ -26,10 +26,33 @@ from wisconsin.workloads.debitcredit.schema import Sizing, connect
 TXID_PART_SHIFT = 52  # txid = part << 52 | sequence: unique across partitions and restarts
 
 
+ENGINE_MEMORY = (
+    "SELECT sum(memory_usage_bytes), sum(memory_usage_bytes) FILTER (tag = 'TRANSACTION'), "
+    "sum(temporary_storage_bytes) FROM duckdb_memory()"
+)
+TEMP_FILES = "SELECT coalesce(sum(size), 0) FROM duckdb_temporary_files()"
+
+
+def last_txid(con, part: int, leave_open: bool = False) -> int:
+    """The highest txid this partition issued before (0 if none).
+
+    The result is read to its end: a result left unexhausted keeps its statement, and so its
+    transaction, open for the connection's life, and DuckDB then keeps the undo memory of
+    every later transaction (issue 31: 393 -> 4 tps in 15 s, then spilling). leave_open
+    reproduces that old start-up, for the regression test and the collapse benchmark only.
+    """
+    con.execute(
+        "SELECT coalesce(max(txid), 0) FROM history WHERE txid >> $1 = $2",
+        [TXID_PART_SHIFT, part],
+    )
+    ((last,),) = [con.fetchone()] if leave_open else con.fetchall()
+    return last
+
+
 class Node:
     """What the terminals and the peer handlers of one partition share."""
 
-    def __init__(self, part, partitions, sizing: Sizing, path, log_path, authkey):
+    def __init__(self, part, partitions, sizing: Sizing, path, log_path, authkey, leave_open=False):
         self.part, self.partitions, self.sizing = part, partitions, sizing
         self.con = connect(path)
         self.authkey = authkey
@@ -38,22 +61,25 @@ class Node:
         self.first_teller = part * self.tellers
         self.total_branches = sizing.branches(partitions)
         self.stopping = threading.Event()
-        self.log, self._log_fd = driver.log_writer(log_path)
+        self.log = driver.AckLog(log_path)
         # A restarted process starts past every txid it may have issued before: the clock in
         # microseconds grows faster than any one process issues transactions.
-        (last,) = self.con.execute(
-            "SELECT coalesce(max(txid), 0) FROM history WHERE txid >> $1 = $2",
-            [TXID_PART_SHIFT, part],
-        ).fetchone()
+        last = last_txid(self.con, part, leave_open)
         base = max(int(time.time() * 1e6), (last & ((1 << TXID_PART_SHIFT) - 1)) + 1)
         self._seq = itertools.count(base)
+
+    def engine_sample(self, cur) -> tuple[int, int, int]:
+        """(engine memory, its TRANSACTION tag, temp-file bytes) of this partition's DuckDB."""
+        mem, txn, temp = cur.execute(ENGINE_MEMORY).fetchall()[0]
+        ((files,),) = cur.execute(TEMP_FILES).fetchall()
+        return int(mem or 0), int(txn or 0), max(int(temp or 0), int(files))
 
     def next_txid(self) -> int:
         return (self.part << TXID_PART_SHIFT) | next(self._seq)
 
     def close(self) -> None:
         self.con.close()
-        os.close(self._log_fd)
+        self.log.close()
 
 
 def _peer_session(node: Node, conn) -> None:
@@ -128,8 +154,40 @@ def _orphan_watch(node: Node, parent: int) -> None:
         time.sleep(0.2)
 
 
+def _sample_engine(node: Node, t0: float, stop: threading.Event, out: list) -> None:
+    """Sample the engine at the step's start and each second after it, until stop."""
+    cur = node.con.cursor()
+    try:
+        while True:
+            out.append(node.engine_sample(cur))
+            if stop.wait(max(0.0, t0 + len(out) - time.perf_counter())):
+                return
+    except duckdb.Error:
+        return  # the engine failed: the step's tally says how
+    finally:
+        cur.close()
+
+
+def run_step(node: Node, load: driver.Load) -> dict:
+    """One step with the engine sampled beside it; the tally as sent to the coordinator."""
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    samples: list = []
+    stop = threading.Event()
+    sampler = threading.Thread(target=_sample_engine, args=(node, t0, stop, samples))
+    sampler.start()
+    try:
+        tally = driver.run(node, load)
+    finally:
+        stop.set()
+        sampler.join()
+    out = tally_dict(tally, time.process_time() - cpu0, time.perf_counter() - t0)
+    out["engine"] = samples
+    return out
+
+
 def tally_dict(tally: driver.Tally, cpu_s: float, wall_s: float) -> dict:
     return {
+        "done": tally.done,
         "hist": histogram.encode(tally.hist),
         "arrivals": tally.arrivals,
         "committed": tally.committed,
@@ -144,14 +202,16 @@ def tally_dict(tally: driver.Tally, cpu_s: float, wall_s: float) -> dict:
     }
 
 
-def serve(part, partitions, sizing, path, log_dir, authkey, ctrl) -> None:
+def serve(part, partitions, sizing, path, log_dir, authkey, ctrl, leave_open=False) -> None:
     """Process entry: open the file, listen, report the address, then obey the coordinator.
 
-    The coordinator's pipe closing (it exited or was killed) ends the process.
+    The coordinator's pipe closing (it exited or was killed) ends the process. leave_open:
+    the old start-up's open result (tests and the collapse benchmark only; see last_txid).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the coordinator's to handle
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since spawn
-    node = Node(part, partitions, sizing, path, Path(log_dir) / f"driver-p{part:03d}.log", authkey)
+    log_path = Path(log_dir) / f"driver-p{part:03d}.log"
+    node = Node(part, partitions, sizing, path, log_path, authkey, leave_open)
     listener = Listener(("127.0.0.1", 0), authkey=authkey)
     threading.Thread(target=_accept, args=(node, listener), daemon=True).start()
     ctrl.send(("ready", listener.address, os.getpid()))
@@ -166,11 +226,10 @@ def serve(part, partitions, sizing, path, log_dir, authkey, ctrl) -> None:
                 node.peers = msg[1]
                 ctrl.send(("ok",))
             elif msg[0] == "run":
-                cpu0, t0 = time.process_time(), time.perf_counter()
-                tally = driver.run(node, msg[1])
+                tally = run_step(node, msg[1])
                 if node.stopping.is_set():
                     break
-                ctrl.send(tally_dict(tally, time.process_time() - cpu0, time.perf_counter() - t0))
+                ctrl.send(tally)
             elif msg[0] == "stop":
                 break
     finally:

@@ -113,4 +113,5 @@ def audit_file(path: str | os.PathLike) -> list:
                 "; ".join(rec.independent[:3]) or "no report recorded",
             )
         )
-    return rules
+    # steadiness, delivered vs offered, memory and spill: re-derived from the series
+    return rules + audit.oltp_rules(run)

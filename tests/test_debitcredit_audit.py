@@ -1,0 +1,178 @@
+"""DebitCredit steadiness, delivered throughput and the OLTP audit rules, on built run files
+(each threshold tested just past it) and on a collapse recorded through the real server."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from wisconsin.workloads.debitcredit import audit, compare, histogram, metrics, pipeline, schema
+from wisconsin.workloads.debitcredit.coordinator import PartitionServers
+from wisconsin.workloads.debitcredit.driver import Load
+from wisconsin.workloads.debitcredit.runfile import (
+    AuditRecord,
+    Config,
+    DebitCreditRun,
+    PartitionResult,
+    Step,
+)
+
+MB = 2**20
+TINY = schema.Sizing(branches_per_partition=2, tellers_per_branch=3, accounts_per_branch=50)
+
+
+def step(series, *, memory=None, temp=None, mode="closed", offered=0.0, arrivals=None,
+         slow=0, late=0, repeat=0) -> Step:  # fmt: skip
+    """A step whose commits answered at the given per-second rates (slow: of them, 1.5 s;
+    late: more, answered fast after the window closed)."""
+    n = len(series)
+    done = round(sum(series))
+    h = histogram.new()
+    h.record_value(50_000, done + late - slow)
+    if slow:
+        h.record_value(1_500_000, slow)
+    memory = memory if memory is not None else [[50 * MB] * (n + 1)]
+    temp = temp if temp is not None else [[0] * len(m) for m in memory]
+    return Step(
+        mode, repeat, offered, 8, float(n), arrivals if arrivals is not None else done + late,
+        done + late, done, 0, 0, 0, 0, done / n, histogram.summarize(h), 0.0, (done,), histogram.encode(h),
+        "", tuple(float(x) for x in series), (0.05,) * n, tuple(map(tuple, memory)),
+        tuple(tuple(0 for _ in m) for m in memory), tuple(map(tuple, temp)),
+    )  # fmt: skip
+
+
+def run_of(*steps: Step) -> DebitCreditRun:
+    cfg = Config((1,), TINY, 8, 8, steps[0].duration_s, 1, (0.5,), 0.95, 1.0, 0, "d", "fsync")
+    rec = AuditRecord(*[0] * 17, (), 0, (), True)
+    res = PartitionResult(1, False, 2, 6, 100, 0.0, 0, steps, rec)
+    return DebitCreditRun("debitcredit", 2, "t0", "t1", {}, cfg, (res,))
+
+
+def verdicts(run) -> dict[str, bool]:
+    return {r.name: r.ok for r in audit.oltp_rules(run)}
+
+
+def test_drift_just_past_ten_percent_is_unsteady():
+    steady = step([1000] * 20 + [910] * 10)  # -9% last third against first
+    drifted = step([1000] * 20 + [889] * 10)  # -11.1%
+    assert metrics.steadiness(steady).steady
+    v = metrics.steadiness(drifted)
+    assert v.steady is False and "tps drift -11%" in v.why
+    assert metrics.peak_tps(run_of(drifted).results[0]).n == 0  # never a headline
+    assert verdicts(run_of(steady))["P=1 steady"]
+    assert not verdicts(run_of(drifted))["P=1 steady"]
+
+
+def test_a_slow_step_is_allowed_its_counting_noise():
+    # 10 tps: 100 commits per third; 3 sigma of the two counts is 42%, not 10%
+    assert metrics.steadiness(step([10] * 20 + [7] * 10)).steady
+    assert metrics.steadiness(step([10] * 20 + [5] * 10)).steady is False
+
+
+def test_memory_growth_just_past_its_allowance_is_unsteady():
+    base = 100 * MB
+    flat = [base] * 10 + [base] * 11 + [base + 16 * MB - 1] * 10
+    grown = [base] * 10 + [base] * 11 + [base + 16 * MB + 1] * 10
+    ok, bad = step([500] * 30, memory=[flat]), step([500] * 30, memory=[flat, grown])
+    assert metrics.steadiness(ok).steady
+    v = metrics.steadiness(bad)
+    assert v.steady is False and "memory +16 MB" in v.why
+    assert verdicts(run_of(ok))["P=1 engine memory and spill"]
+    assert not verdicts(run_of(bad))["P=1 engine memory and spill"]
+    big = [400 * MB] * 21 + [440 * MB - 1] * 10  # 10% of 400 MB is allowed above 16 MB
+    assert metrics.steadiness(step([500] * 30, memory=[big])).steady
+
+
+def test_a_single_spilled_byte_is_unsteady():
+    mem = [[50 * MB] * 31]
+    spilled = step([500] * 30, memory=mem, temp=[[0] * 30 + [1]])
+    assert metrics.steadiness(step([500] * 30, memory=mem)).steady
+    assert metrics.steadiness(spilled).steady is False
+    assert not verdicts(run_of(spilled))["P=1 engine memory and spill"]
+
+
+def test_rule_tps_is_the_highest_delivered_rate_of_a_steady_step():
+    closed = step([100] * 30, slow=2000)  # 33% over 1 s: fails the rule
+    fast = step([80] * 30, mode="open", offered=80.0, arrivals=2400)
+    over = step([90] * 30, mode="open", offered=120.0, arrivals=3600)  # backlog 900 > 120
+    drifting = step([95] * 20 + [60] * 10, mode="open", offered=95.0, arrivals=2550)
+    res = run_of(closed, fast, over, drifting).results[0]
+    assert metrics.rule_tps(res, 0.95, 1.0).fmt() == "80.0"  # delivered, not offered
+    assert metrics.peak_tps(res).fmt() == "100.0"
+    assert metrics.rule_tps(run_of(drifting).results[0], 0.95, 1.0).fmt() == "-"
+
+
+def test_an_open_step_delivering_under_ninety_percent_of_its_arrivals_sets_nothing():
+    def short(delivered):  # 3 s: all 300 answered within 1 s, the rest after the window
+        late = 300 - 3 * delivered
+        return step([delivered] * 3, mode="open", offered=100.0, arrivals=300, late=late)
+
+    assert metrics.rule_tps(run_of(short(91)).results[0], 0.95, 1.0).fmt() == "91.0"
+    assert verdicts(run_of(short(91)))["P=1 delivered, not offered"]
+    # 89%: the backlog (33) is under 1 s of arrivals, but the step fell behind them
+    assert metrics.rule_tps(run_of(short(89)).results[0], 0.95, 1.0).fmt() == "-"
+
+
+def test_the_closed_peak_needs_most_of_its_repeats_steady():
+    ok, drifted = step([500] * 30), step([500] * 20 + [400] * 10)
+    one_of_three = run_of(ok, dataclasses.replace(ok, repeat=1), drifted)
+    two_of_three = run_of(ok, drifted, dataclasses.replace(drifted, repeat=1))
+    rule = {r.name: r for r in audit.oltp_rules(one_of_three)}["P=1 steady"]
+    assert rule.ok and "kept off the headline: closed r0: tps drift -20%" in rule.detail
+    assert metrics.peak_tps(one_of_three.results[0]).n == 2
+    assert not verdicts(two_of_three)["P=1 steady"]
+
+
+def test_series_that_do_not_add_up_to_the_commits_fail():
+    fine = step([50] * 30)
+    off = dataclasses.replace(fine, tps_series=(50.0,) * 29 + (51.0,))  # one commit too many
+    assert verdicts(run_of(fine))["P=1 delivered, not offered"]
+    assert not verdicts(run_of(off))["P=1 delivered, not offered"]
+
+
+def test_a_throughput_that_is_not_the_commits_in_the_window_fails():
+    edited = dataclasses.replace(step([50] * 30), throughput_tps=60.0)
+    rules = {r.name: r for r in audit.oltp_rules(run_of(edited))}
+    assert not rules["P=1 delivered, not offered"].ok
+    assert "is not 1500 committed in 30 s" in rules["P=1 delivered, not offered"].detail
+
+
+def test_compare_divides_delivered_steady_rates():
+    a, b = run_of(step([100] * 30)), run_of(step([110] * 30))
+    text = compare.compare_runs(a, b)
+    assert "1.10" in text.splitlines()[-1], text
+    assert compare.compare_runs(a, run_of(step([110] * 20 + [60] * 10))).count("-") >= 2
+
+
+def test_the_collapse_figures_of_issue_31_fail():
+    """Per 3-second block: 393, 213, 4.7, 4.0, 3.3 tps; memory 301 MB after 3 s, 466 after 6,
+    then spilling (the shipped bench's run that `wisconsin audit` passed 10/10)."""
+    tps = [393] * 3 + [213] * 3 + [4.7] * 3 + [4.0] * 3 + [3.3] * 3
+    mem = [0, 100, 200, 301, 360, 420, 466, 490, 505, 512, 512, 512, 512, 512, 512, 512]
+    temp = [0] * 9 + [50, 120, 190, 250, 300, 350, 400]
+    collapsed = step(tps, memory=[[m * MB for m in mem]], temp=[[t * MB for t in temp]])
+    got = verdicts(run_of(collapsed))
+    assert not got["P=1 steady"] and not got["P=1 engine memory and spill"]
+    assert metrics.peak_tps(run_of(collapsed).results[0]).fmt() == "-"
+
+
+def test_old_run_files_cannot_show_steadiness():
+    v1 = dataclasses.replace(step([100] * 30), tps_series=(), memory_bytes=(), temp_bytes=())
+    assert metrics.steadiness(v1).steady is None
+    got = verdicts(run_of(v1))
+    assert not got["P=1 steady"] and not got["P=1 engine memory and spill"]
+
+
+@pytest.mark.slow
+def test_a_collapse_recorded_through_the_server_fails_the_audit(tmp_path):
+    """The old start-up (its result left open) through the real partition server: the
+    engine's memory grows with every transaction, and the audit says so."""
+    schema.build(tmp_path / "d", 1, TINY)
+    load = Load("closed", 4.0, streams=8, seed=3)
+    with PartitionServers(tmp_path / "d", 1, TINY, tmp_path / "log", leave_open=True) as srv:
+        srv.run(Load("closed", 0.5, streams=8, seed=1))
+        collapsed = pipeline._step(load, 0, 1, srv.run(load))
+    v = metrics.steadiness(collapsed)
+    assert v.steady is False and v.memory_growth > 16 * MB, v
+    assert not verdicts(run_of(collapsed))["P=1 engine memory and spill"]
