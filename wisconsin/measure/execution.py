@@ -288,6 +288,7 @@ class Loop:
                 elapsed_s=self.elapsed_before + time.perf_counter() - start,
                 next_round_s=last,
                 time_budget_s=o.time_budget_s,
+                max_flag="--repeat" if o.repeat is not None else "--max-reps",
             )
             if reason:
                 return reason
