@@ -396,15 +396,20 @@ def short_text(runs: Sequence[Run], paths: Sequence[str | os.PathLike] = ()) -> 
 
 def _fit(text: str, width: int) -> str:
     """Lines wider than width wrapped with a two-space hanging indent (tables are built to
-    fit; long prose and paths wrap)."""
+    fit; prose wraps; a command, or a path longer than the line, stays whole, to be
+    copied)."""
     out = []
     for line in text.split("\n"):
-        if len(line) <= width:
+        if len(line) <= width or line.startswith("  wisconsin "):  # a command stays whole
             out.append(line)
         else:
-            out += textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False) or [
-                line
-            ]
+            out += textwrap.wrap(
+                line,
+                width,
+                subsequent_indent="  ",
+                break_on_hyphens=False,
+                break_long_words=False,
+            ) or [line]
     return "\n".join(out)
 
 
@@ -423,7 +428,10 @@ def render_report(
     if fmt == "html":
         from wisconsin.workloads.wisconsin.html import render_html
 
-        return render_html(groups, [build_document(g) for g in groups])
+        docs = [
+            [verdict_section(g, compute_points(g), ratio_cell), *build_document(g)] for g in groups
+        ]
+        return render_html(groups, docs)
     if fmt == "json":
         body = []
         for g in groups:
