@@ -28,7 +28,8 @@ import click
     "out_file",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Write the report to this file (any format) instead of standard output.",
+    help="Write the report to this file (any format; text with every section) instead of "
+    "standard output.",
 )
 @click.option("--force", is_flag=True, help="With --out: replace a file that already exists.")
 def report(runs, fmt, full, out_file, force) -> None:
