@@ -63,3 +63,53 @@ def test_a_disk_budget_too_small_for_the_smallest_tables_is_refused_before_the_p
 def test_plan_sizes_refuses_a_disk_budget_no_tables_fit():
     with pytest.raises(WisconsinError, match="--disk-budget .* is too small"):
         plan_sizes(_probe(0.002), disk_budget=1024, time_budget_s=780)
+
+
+def test_the_probe_is_announced_before_it_writes(tmp_path, monkeypatch):
+    from wisconsin.measure import calibrate
+
+    seen = {}
+
+    def probe(workdir, *a, **k):
+        seen["exists"] = (tmp_path / "d").exists()
+        raise WisconsinError("probe stopped here")
+
+    monkeypatch.setattr(calibrate, "probe", probe)
+    r = CliRunner().invoke(cli, ["bench", "--data", str(tmp_path / "d"), "--out", str(tmp_path)])
+    assert r.exit_code == 2 and seen == {"exists": False}, r.output
+    first, error = [x for x in r.output.splitlines() if x.strip()]
+    assert first.startswith(f"calibrating this machine: probe tables go to {tmp_path / 'd/_probe'}")
+    assert error == "Error: probe stopped here"
+
+
+def test_the_last_line_says_where_the_disk_went_and_how_to_free_it(tmp_path):
+    import shlex
+    import subprocess
+
+    from wisconsin.cli.bench import _leftovers
+
+    data, out = tmp_path / "data", tmp_path / "out"
+    tables = [data / "F2", data / "G2"]
+    for t in tables:
+        t.mkdir(parents=True)
+        (t / "part0.duckdb").write_bytes(b"x" * 3_000_000)
+    (data / "_probe").mkdir()
+    out.mkdir()
+    run = out / "20261125T000000Z-h-shared-nothing.json"
+    for name in (run.name, run.stem + ".report.txt", run.stem + "-overview.png"):
+        (out / name).write_bytes(b"y" * 1_000_000)
+    (out / "another-run.json").write_text("{}")
+    line = _leftovers(data, tables, run, on_cluster=False)
+    assert line.startswith(
+        f"disk: tables 6 MB in {data}, run file, report and figures 3 MB in {out}"
+    )
+    # the data directory holds only this bench's tables: all of it goes
+    cmd = line.split("remove them with `")[1].rstrip("`")
+    assert cmd == f"rm -r {data} {out / run.stem}*"
+    (data / "F4").mkdir()  # someone else's table: only ours are named
+    cmd = _leftovers(data, tables, run, on_cluster=False).split("`")[1]
+    assert cmd == f"rm -r {tables[0]} {tables[1]} {out / run.stem}*"
+    subprocess.run(cmd, shell=True, check=True)
+    assert sorted(p.name for p in out.iterdir()) == ["another-run.json"]
+    assert sorted(p.name for p in data.iterdir()) == ["F4", "_probe"]
+    assert shlex.split(cmd)[0] == "rm"

@@ -1,5 +1,6 @@
 """`wisconsin report --format html` loads in a real headless browser with every section."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ from wisconsin.workloads.wisconsin import html as whtml
 FIX = Path(__file__).parent / "fixtures"
 CHROMIUM = next((c for c in ("chromium", "chromium-browser") if shutil.which(c)), None)
 SECTIONS = (
+    "verdict",
     "run-metadata",
     "table2-speedup",
     "table2-scaleup",
@@ -71,8 +73,118 @@ def _chromium(url: str, *extra: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (apt-get install chromium)")
+# CI (.ci/run) sets WISCONSIN_REQUIRE_BROWSER=1: there a missing chromium fails the browser
+# tests instead of skipping them.
+REQUIRE_BROWSER = os.environ.get("WISCONSIN_REQUIRE_BROWSER") == "1"
+
+
+def _need_chromium() -> None:
+    if CHROMIUM is None:
+        why = "no chromium installed (apt-get install chromium)"
+        if REQUIRE_BROWSER:
+            pytest.fail(why + ": WISCONSIN_REQUIRE_BROWSER=1 requires the browser tests")
+        pytest.skip(why)
+
+
+# Run in the page a wrapper holds in an iframe of the viewport's exact size (a headless
+# window is at least 500 px wide): where the verdict lies, and every clipped table cell.
+PROBE = r"""
+<script>
+window.addEventListener('load', function () {
+  const doc = document.getElementById('report').contentDocument;
+  const win = doc.defaultView;
+  const out = {width: doc.documentElement.clientWidth, clipped: []};
+  const y = (el) => el ? el.getBoundingClientRect().bottom + win.scrollY : null;
+  const v = doc.getElementById('verdict');
+  const interval = /\d+\.\d\d \[\d+\.\d\d-\d+\.\d\d\]/;
+  const cell = v && [...v.querySelectorAll('td')].find((td) => interval.test(td.textContent));
+  out.interval = cell ? [cell.textContent, y(cell), cell.getBoundingClientRect().right] : null;
+  const audit = v && v.querySelector('p.audit');
+  out.audit = audit ? [audit.textContent, y(audit)] : null;
+  for (const c of doc.querySelectorAll('td, th')) {
+    const text = c.textContent.slice(0, 60);
+    if (c.scrollWidth > c.clientWidth + 1) out.clipped.push(['wider than its cell', text]);
+    let box = c.parentElement, scrolls = false;
+    for (; box && box !== doc.body; box = box.parentElement) {
+      const ox = win.getComputedStyle(box).overflowX;
+      if (ox === 'auto' || ox === 'scroll') { scrolls = true; break; }
+    }
+    if (!scrolls && c.getBoundingClientRect().right > out.width + 1)
+      out.clipped.push(['past the page and not in a scrolling box', text]);
+  }
+  const pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>
+"""
+
+
+def layout(page: Path, width: int, height: int, tmp: Path) -> dict:
+    """What the probe measures in page shown at width x height."""
+    import html as stdhtml
+    import json
+
+    wrapper = tmp / f"probe-{width}.html"
+    wrapper.write_text(
+        "<!DOCTYPE html><html><body style='margin:0'>"
+        f"<iframe id='report' style='width:{width}px;height:{height}px;border:0' "
+        f'srcdoc="{stdhtml.escape(page.read_text())}"></iframe>{PROBE}</body></html>'
+    )
+    res = _chromium(
+        wrapper.as_uri(),
+        f"--window-size={width + 40},{height + 40}",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+    )
+    found = re.search(r'<pre id="probe">(.*?)</pre>', res.stdout, re.S)
+    assert found, res.stderr[-2000:]
+    return json.loads(stdhtml.unescape(found.group(1)))
+
+
+@pytest.fixture(scope="module")
+def bench_page(tmp_path_factory):
+    """The page of the reference run in runs/: a default (calibrated, P = 1..16) bench."""
+    from wisconsin.workloads.wisconsin.report import report_files
+
+    (run,) = Path(__file__).parent.parent.glob("runs/*-shared-nothing.json")
+    path = tmp_path_factory.mktemp("bench-html") / "report.html"
+    path.write_text(report_files([run], "html"))
+    return path
+
+
+@pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])  # a laptop, a phone
+def test_the_verdict_is_above_the_fold_and_no_cell_is_clipped(bench_page, tmp_path, width, height):
+    _need_chromium()
+    got = layout(bench_page, width, height, tmp_path)
+    assert width - 20 <= got["width"] <= width  # the viewport, less a vertical scrollbar
+    text, bottom, right = got["interval"]  # a speedup with its interval
+    assert re.fullmatch(r"\(?\d+\.\d\d \[\d+\.\d\d-\d+\.\d\d\]\)?h?[~*?!]*", text), text
+    assert bottom <= 800 and right <= got["width"], got
+    audit, bottom = got["audit"]
+    assert re.match(r"audit: (pass|fail)", audit) and bottom <= 800, got
+    assert got["clipped"] == []
+
+
+def test_the_probe_sees_a_clipped_cell_and_a_low_verdict(tmp_path):
+    """The check itself works: a wide table outside a scrolling box and a verdict pushed
+    below the fold are caught."""
+    _need_chromium()
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        "<html><body><div style='height:900px'></div><section id='verdict'>"
+        "<p class='audit'>audit: pass (9 rules)</p><table><tr>"
+        "<td style='white-space:nowrap'>1.07 [0.97-1.16] " + "x" * 200 + "</td></tr></table>"
+        "</section></body></html>"
+    )
+    got = layout(bad, 390, 844, tmp_path)
+    assert got["interval"][1] > 800 and got["audit"][1] > 800
+    assert got["clipped"] and got["clipped"][0][0] == "past the page and not in a scrolling box"
+
+
 def test_headless_chromium_loads_without_console_errors(page, tmp_path):
+    _need_chromium()
     # The check itself works: a page that logs an error is caught.
     bad = tmp_path / "bad.html"
     bad.write_text("<html><body><script>console.error('boom')</script></body></html>")

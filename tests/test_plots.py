@@ -282,3 +282,54 @@ def test_ctrl_c_right_after_a_rename_is_counted(tmp_path, monkeypatch, force):
     else:
         assert res.output.strip() == "interrupted; no figure was written"
         assert not figs.exists()
+
+
+def _boxes_over_data(fig) -> list[str]:
+    """Every legend or text box of a rendered figure that overlaps an axes' data area."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    areas = [ax.get_window_extent(renderer) for ax in fig.axes]
+    boxes = [(f"legend of figure {i}", lg) for i, lg in enumerate(fig.legends)]
+    titles = {id(t): t for t in [fig._suptitle, fig._supxlabel, *fig.texts] if t is not None}
+    boxes += [(f"text {t.get_text()!r}", t) for t in titles.values() if t.get_text()]
+    for ax in fig.axes:
+        if ax.get_legend() is not None:
+            boxes.append((f"legend of {ax.get_title()!r}", ax.get_legend()))
+        boxes += [(f"text {t.get_text()!r} in {ax.get_title()!r}", t) for t in ax.texts]
+    bad = []
+    extents = [(name, artist.get_window_extent(renderer)) for name, artist in boxes]
+    for i, (name, box) in enumerate(extents):
+        for area in areas:
+            if box.overlaps(area):
+                bad.append(f"{name} over the data of an axes at {area.bounds}")
+        # nor over each other (the caption under the legend)
+        bad += [f"{name} over {other}" for other, b in extents[:i] if box.overlaps(b)]
+    return bad
+
+
+@pytest.mark.parametrize("fixture", ["run_v2.json", "run_a.json"])  # calibrated, and not
+def test_no_legend_or_note_is_drawn_over_data(fixture):
+    from wisconsin.workloads.wisconsin.plots import figures
+
+    run = load(FIX / fixture)
+    figs = figures(run)
+    assert any(name == "overview" for name, _ in figs)
+    for name, fig in figs:
+        assert _boxes_over_data(fig) == [], name
+        # a figure of ratios says what its lines are: one shared legend
+        if not name.startswith("timeline-"):
+            assert len(fig.legends) == 1, name
+            assert all(ax.get_legend() is None for ax in fig.axes), name
+
+
+def test_a_missing_bound_is_said_in_the_caption_not_across_the_axis():
+    from wisconsin.workloads.wisconsin.plots import figures
+
+    figs = dict(figures(load(FIX / "run_a.json")))  # schema 1: no calibration
+    for name in ("overview", "speedup-scan"):
+        texts = [figs[name]._supxlabel.get_text()]
+        assert any("bound not available" in t for t in texts), (name, texts)
+        assert not any(t.get_text() for ax in figs[name].axes for t in ax.texts), name

@@ -140,10 +140,12 @@ def stop_reason(
     next_round_s: float,
     time_budget_s: float | None,
     blocks=None,
+    max_flag: str = "--max-reps",
 ) -> str:
-    """Why to stop after rounds_done timed rounds, or "" to run another round."""
+    """Why to stop after rounds_done timed rounds, or "" to run another round. max_flag:
+    the option the user set max_reps with, echoed as typed (--repeat sets it too)."""
     if rounds_done >= max_reps:
-        return f"max reps: {rounds_done} rounds (--max-reps {max_reps})"
+        return f"max reps: {rounds_done} rounds ({max_flag} {max_reps})"
     if time_budget_s is not None and elapsed_s + next_round_s > time_budget_s:
         short = f" (fewer than --min-reps {min_reps})" if rounds_done < min_reps else ""
         return (

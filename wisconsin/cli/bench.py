@@ -19,6 +19,7 @@ from wisconsin.cli.options import (
     _progress,
     data_option,
     measurement_options,
+    refuse_cold_in_memory,
 )
 from wisconsin.workloads import NAMES as WORKLOAD_NAMES
 from wisconsin.workloads.wisconsin.presets import DEFAULT_TIME_BUDGET_S
@@ -181,6 +182,7 @@ def bench(
     from wisconsin.workloads.wisconsin.queries import CATALOG
 
     started = time.monotonic()
+    refuse_cold_in_memory(cache, data_dir, cluster_address)
     # before the calibration probe and the build: both are wasted if no run file can be saved
     check_writable(default_run_path(out, mode).parent, f"--out {out}")
     max_reps = _max_reps(min_reps, max_reps)
@@ -199,9 +201,14 @@ def bench(
 
         parts = partitions or BENCH_PARTITIONS
         check_disk_budget(disk_budget, parts)  # before the probe writes its table
-        click.echo("calibrating this machine (a probe table, cold and warm scans, dispatch)...")
+        probe_dir = Path(data_dir) / "_probe"
+        # announced before the probe writes its tables (kept there: the next bench reuses them)
+        click.echo(
+            f"calibrating this machine: probe tables go to {probe_dir.absolute()} (kept for "
+            "the next bench); cold and warm scans, dispatch..."
+        )
         found = probe(
-            Path(data_dir) / "_probe",
+            probe_dir,
             max_partitions=min(usable_cores(), max(parts)),
             scan=CATALOG.get("scan"),
         )
@@ -258,11 +265,14 @@ def bench(
             announce=click.echo,
         )
     if not quiet:
-        click.echo(result.report_text)
+        from wisconsin.workloads.wisconsin.report import short_text
+
+        # one screen: the verdict; every section is in the report file named below
+        click.echo(short_text([result.run], [result.run_path]))
     reused = f" (reused {', '.join(result.tables_reused)})" if result.tables_reused else ""
     click.echo(f"tables:   {data_dir}{reused}")
     click.echo(f"run file: {result.run_path} ({result.run.stop_reason})")
-    click.echo(f"report:   {result.report_path}")
+    click.echo(f"report:   {result.report_path} (every section)")
     click.echo(f"html:     {result.html_path}")
     click.echo(
         f"figures:  {len(result.figures)} files in {result.run_path.parent}, e.g. "
@@ -270,6 +280,48 @@ def bench(
     )
     click.echo(
         f"bench took {time.monotonic() - started:.0f} s; check it with `wisconsin audit {result.run_path}`"
+    )
+    tables = [Path(data_dir) / s.name for s in preset_specs(chosen, seed, ("F", "G"), parts)]
+    click.echo(_leftovers(Path(data_dir), tables, result.run_path, bool(cluster_address)))
+
+
+def _disk_used(paths) -> int:
+    """Bytes of the files under paths, or of the files given (allocated blocks, as du
+    counts them)."""
+    import contextlib
+    import os
+
+    total = 0
+    for top in paths:
+        if not os.path.isdir(top):
+            with contextlib.suppress(OSError):
+                total += os.lstat(top).st_blocks * 512
+        for root, _dirs, files in os.walk(top):
+            for f in files:
+                with contextlib.suppress(OSError):  # removed meanwhile
+                    total += os.lstat(os.path.join(root, f)).st_blocks * 512
+    return total
+
+
+def _leftovers(data: Path, tables: list[Path], run_path: Path, on_cluster: bool) -> str:
+    """The bench's last line: where its tables and run files are, their disk, how to remove."""
+    data, run_path = data.absolute(), run_path.absolute()
+    tables = [t.absolute() for t in tables]
+    stem = run_path.with_suffix("")
+    outs = [p for p in run_path.parent.iterdir() if p.name.startswith(stem.name)]
+    tables = [t for t in tables if t.exists()]
+    # the whole data directory when it holds nothing else (lock files and the probe aside)
+    other = [p for p in data.iterdir() if p not in tables and p.name != "_probe" and p.is_dir()]
+    rm_tables = " ".join(map(str, tables)) if other else str(data)
+    where = (
+        f"on the cluster workers' disks (manifests in {data})"
+        if on_cluster
+        else f"{_gb(_disk_used(tables))} in {data}"
+    )
+    return (
+        f"disk: tables {where}, run file, report and figures "
+        f"{_gb(_disk_used(outs))} in {run_path.parent}; remove them with "
+        f"`rm -r {rm_tables} {stem}*`"
     )
 
 

@@ -185,6 +185,46 @@ def _max_reps(min_reps: int, max_reps: int) -> int:
     return max_reps
 
 
+# File systems held in memory: their pages cannot be evicted, so a cold read is impossible.
+UNEVICTABLE_FS = ("tmpfs", "ramfs")
+MOUNTS = "/proc/self/mounts"
+
+
+def file_system(path: str) -> str | None:
+    """The type of the file system path is (or would be created) on; None if unknown."""
+    import os
+
+    real = os.path.realpath(path)
+    best, kind = "", None
+    try:
+        with open(MOUNTS) as fh:
+            for line in fh:
+                fields = line.split()
+                if len(fields) < 3:
+                    continue
+                mnt = fields[1].replace("\\040", " ")
+                under = real == mnt or real.startswith(mnt.rstrip("/") + "/")
+                if under and len(mnt) >= len(best):
+                    best, kind = mnt, fields[2]
+    except OSError:
+        return None
+    return kind
+
+
+def refuse_cold_in_memory(cache: str, data_dir: str, cluster_address) -> None:
+    """--cache cold on tables a local file system keeps in memory: refused before any work
+    (every timed execution would fail its proof of reading from storage)."""
+    if cache != "cold" or cluster_address is not None:
+        return  # a cluster's tables are on its workers' disks
+    fs = file_system(data_dir)
+    if fs in UNEVICTABLE_FS:
+        raise click.ClickException(
+            f"--cache cold needs tables on a disk: {data_dir} is on {fs}, which keeps files in "
+            "memory and cannot evict them, so no read would come from storage; give a --data "
+            "on a disk, or --cache warm"
+        )
+
+
 def data_option(help_text: str):
     return click.option(
         "--data",

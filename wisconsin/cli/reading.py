@@ -15,16 +15,69 @@ import click
     type=click.Choice(["text", "markdown", "csv", "json", "html"]),
     default="text",
     show_default=True,
-    help="html: one self-contained page (figures inline), e.g. > report.html.",
+    help="html: one self-contained page (figures inline); write it with --out FILE.",
 )
-def report(runs, fmt) -> None:
-    """Speedup and scaleup tables of run files, beside Tandem's published Table 2.
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Text: every section (run details, every P, times, causes, bound, profile, card) "
+    "after the verdict; without it one screen: the verdict block.",
+)
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the report to this file (any format; text with every section) instead of "
+    "standard output.",
+)
+@click.option("--force", is_flag=True, help="With --out: replace a file that already exists.")
+def report(runs, fmt, full, out_file, force) -> None:
+    """Speedup and scaleup of run files, beside Tandem's published Table 2: the verdict
+    first (ratios at the largest P, bound, audit, cache, why the curve bends).
 
     Run files of one configuration are pooled as replicates (one report, wider intervals
     when the runs disagree); files of different configurations get a report each."""
-    from wisconsin import workloads
+    from pathlib import Path
 
-    click.echo(workloads.of_runs(runs).report_files(runs, fmt), nl=False)
+    from wisconsin import atomic, workloads
+
+    if out_file is None and fmt == "html" and _on_terminal():
+        # A page of inline SVG is unreadable on a terminal; redirecting still prints it.
+        click.echo(
+            f"an HTML page is not printed on a terminal: write it with "
+            f"`wisconsin report --format html --out report.html {' '.join(runs)}`"
+        )
+        return
+    if out_file is not None and not force and Path(out_file).exists():
+        # before the report is computed: a refusal should not take seconds
+        raise click.ClickException(f"{out_file} already exists: give --force to replace it")
+    workload = workloads.of_runs(runs)
+    # Text is one screen on a terminal by default; a file gets every section.
+    full = full or fmt != "text" or out_file is not None
+    kwargs = {"full": False} if not full and _takes_full(workload.report_files) else {}
+    text = workload.report_files(runs, fmt, **kwargs)
+    if out_file is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        atomic.write_text(out_file, text, overwrite=force)
+    except atomic.AlreadyExistsError:
+        raise click.ClickException(
+            f"{out_file} already exists: give --force to replace it"
+        ) from None
+    click.echo(f"report: {out_file}")
+
+
+def _on_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def _takes_full(report_files) -> bool:
+    """Whether a workload can print a one-screen report (its report_files takes full)."""
+    import inspect
+
+    return "full" in inspect.signature(report_files).parameters
 
 
 @click.command()

@@ -19,6 +19,7 @@ from wisconsin.cli.options import (
     _progress,
     data_option,
     measurement_options,
+    refuse_cold_in_memory,
 )
 
 # --------------------------------------------------------------------------- run
@@ -174,6 +175,7 @@ def run_command(
         _print_run_summary(result)
         click.echo(f"run file: {path}")
         return
+    refuse_cold_in_memory(cache, data_dir, cluster_address)
     explicit = ctx.get_parameter_source("kinds")
     kinds, partitions = _tables_to_run(
         data_dir, kinds, explicit != click.core.ParameterSource.DEFAULT, partitions
@@ -221,9 +223,7 @@ def _tables_to_run(data_dir: str, kinds, explicit: bool, partitions):
 
     have = tables_in(data_dir)
     if not have:
-        raise click.ClickException(
-            f"no tables in {data_dir}: run `wisconsin generate --data {data_dir}` first"
-        )
+        raise click.ClickException(_no_tables(data_dir))
     counts = {k: {p for kk, p in have.values() if kk == k} for k in ("F", "G")}
     holds = f"it holds {', '.join(have)}"
     if not explicit:
@@ -247,6 +247,29 @@ def _tables_to_run(data_dir: str, kinds, explicit: bool, partitions):
             )
         partitions = tuple(sorted(common))
     return kinds, partitions
+
+
+def _no_tables(data_dir: str) -> str:
+    """Why --data holds no complete table, and a fix that works: it is a table (give its
+    data directory), a build is still writing it (name the build), or nothing is there."""
+    from pathlib import Path
+
+    from wisconsin.store import MANIFEST, lock, tables_in
+
+    path = Path(data_dir)
+    if (path / MANIFEST).is_file() and tables_in(path.parent):
+        # `--data DATA/F4`: the table itself; generate --data DATA/F4 would nest tables
+        return (
+            f"{data_dir} is a table, not a data directory: give the directory that holds it, "
+            f"--data {path.parent} (with --tables {path.name[:1]} --partitions "
+            f"{path.name[1:]} for this table alone)"
+        )
+    try:
+        with lock.hold(data_dir, shared=True):  # read-only: refused only while one writes
+            pass
+    except lock.DataDirBusy as busy:
+        return f"no complete tables in {data_dir} yet: {busy}"
+    return f"no tables in {data_dir}: run `wisconsin generate --data {data_dir}` first"
 
 
 def _print_run_summary(result) -> None:

@@ -310,6 +310,7 @@ class Loop:
                     next_round_s=last * k,
                     time_budget_s=o.time_budget_s,
                     blocks=run.times_by_block,
+                    max_flag="--repeat" if o.repeat is not None else "--max-reps",
                 )
                 if reason:
                     return reason

@@ -16,18 +16,32 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from wisconsin.reports.document import Section, Table
 from wisconsin.runfiles.runfile import Run
+from wisconsin.workloads.wisconsin.verdict import TITLE as VERDICT_TITLE
 
 CSS = """
-body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;color:#222}
-h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}
+:root{color-scheme:light dark;--fg:#222;--muted:#555;--line:#ccc;--cell:#ddd;--box:#f4f6f8}
+@media (prefers-color-scheme:dark){:root{--fg:#ddd;--muted:#aaa;--line:#555;--cell:#444;
+--box:#1e2328}body{background:#121212}figure svg{background:#fff}}
+body{font-family:system-ui,sans-serif;margin:1em auto;padding:0 .8em;max-width:1200px;
+color:var(--fg)}
+h1{font-size:1.4em;margin:.3em 0}h2{font-size:1.2em;border-bottom:1px solid var(--line);
+margin-top:1.2em;display:inline}
+summary{cursor:pointer;margin-top:1.2em}details>summary{list-style-position:outside}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
-td,th{border:1px solid #ddd;padding:2px 6px;text-align:right;white-space:nowrap}
-td:first-child,th:first-child{text-align:left}tr.tandem td{color:#777}
-dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px;font-size:.9em}
-dt{font-weight:600}dd{margin:0}p.note{font-size:.85em;color:#444}
+td,th{border:1px solid var(--cell);padding:2px 6px;text-align:right;white-space:nowrap}
+td:first-child,th:first-child{text-align:left}tr.tandem td{color:var(--muted)}
+dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 12px;font-size:.9em}
+dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
+p.note{font-size:.85em;color:var(--muted);overflow-wrap:anywhere}
 .pass{color:#1a7f37}.fail{color:#c03030;font-weight:600}
-figure{display:inline-block;margin:.5em}figure svg{max-width:100%;height:auto}
-.wrap{overflow-x:auto}
+figure{display:inline-block;margin:.5em;max-width:100%}figure svg{max-width:100%;height:auto}
+.wrap{overflow-x:auto;max-width:100%}td.detail{white-space:normal;text-align:left;min-width:20em}
+.verdict{background:var(--box);border-radius:6px;padding:.4em .8em;margin:.5em 0}
+.verdict h2{display:none}.verdict p{margin:.25em 0;overflow-wrap:anywhere}
+.verdict table{font-size:.8em}
+@media (max-width:600px){body{font-size:14px}.verdict table{font-size:.72em}
+td,th{padding:1px 3px}}
+@media print{details{display:block}summary{list-style:none}.wrap{overflow:visible}}
 """
 
 
@@ -44,9 +58,35 @@ def _table(t: Table) -> str:
     return f'<div class="wrap"><table><tr>{head}</tr>{"".join(rows)}</table></div>'
 
 
+def _verdict(sec: Section) -> str:
+    """The verdict block: the answer at the top of the page, the audit line coloured."""
+    out = ['<section id="verdict" class="verdict"><h2>Verdict</h2>']
+    for item in sec.items:
+        if isinstance(item, Table):
+            out.append(_table(item))
+            continue
+        text = str(item)
+        cls = (
+            "audit pass"
+            if text.startswith("audit: pass")
+            else "audit fail"
+            if text.startswith("audit: fail")
+            else ""
+        )
+        out.append(
+            f'<p class="{cls}">{html.escape(text)}</p>' if cls else f"<p>{html.escape(text)}</p>"
+        )
+    out.append("</section>")
+    return "\n".join(out)
+
+
 def _section(sec: Section, sid: str | None = None) -> str:
     title = "Run metadata" if sid == "run-metadata" else sec.title
-    out = [f'<section id="{sid or _id(sec.title)}"><h2>{html.escape(title)}</h2>']
+    # Collapsible, open: a reader folds what they do not need; print shows everything.
+    out = [
+        f"<details open><summary><h2>{html.escape(title)}</h2></summary>"
+        f'<section id="{sid or _id(sec.title)}">'
+    ]
     for item in sec.items:
         if isinstance(item, Table):
             out.append(_table(item))
@@ -58,7 +98,7 @@ def _section(sec: Section, sid: str | None = None) -> str:
             )
         else:
             out.append(f'<p class="note">{html.escape(item)}</p>')
-    out.append("</section>")
+    out.append("</section></details>")
     return "\n".join(out)
 
 
@@ -111,15 +151,15 @@ def _audit_section(runs: Sequence[Run]) -> str:
                 "exists)</p>"
             )
             break
-        out.append(f"<h3>Run {html.escape(run.started_utc)}</h3><table>")
+        out.append(f'<h3>Run {html.escape(run.started_utc)}</h3><div class="wrap"><table>')
         out.append("<tr><th>Rule</th><th>Result</th><th>Detail</th></tr>")
         for name, ok, detail in rows:
             cls, word = ("pass", "pass") if ok else ("fail", "FAIL")
             out.append(
                 f"<tr><td>{html.escape(name)}</td><td class='{cls}'>{word}</td>"
-                f"<td>{html.escape(detail)}</td></tr>"
+                f"<td class='detail'>{html.escape(detail)}</td></tr>"
             )
-        out.append("</table>")
+        out.append("</table></div>")
     out.append("</section>")
     return "\n".join(out)
 
@@ -152,7 +192,10 @@ SECTION_IDS = {
 
 
 def _page_body(runs: list[Run], doc: list[Section]) -> str:
+    verdict = [s for s in doc if s.title == VERDICT_TITLE]
+    doc = [s for s in doc if s.title != VERDICT_TITLE]
     parts = [f"<h1>{html.escape(doc[0].title)}</h1>"]
+    parts += [_verdict(s) for s in verdict]  # the answer first, above the fold
     parts += [_section(s, SECTION_IDS.get(s.title)) for s in doc]
     parts.append(_audit_section(runs))
     if len(doc) > 1 and doc[1].title != "No measurements":
@@ -174,6 +217,7 @@ def render_html(groups: Sequence[Sequence[Run]], docs: Sequence[list[Section]]) 
     )
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         "<title>Wisconsin speedup and scaleup report</title>"
         f"<style>{CSS}</style></head><body>\n{body}\n</body></html>\n"
     )

@@ -31,8 +31,10 @@ TANDEM_STYLE = {"VLX": ("s", "#777777"), "CLX": ("^", "#b08040")}
 _RC = {"svg.hashsalt": "wisconsin", "font.size": 9}
 
 
-def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) -> None:
-    """One panel: our ratios with CIs, ideal, hardware ceiling, Tandem's published ratios."""
+def _draw(ax: Axes, kind: str, query: str, pts: list[Point]) -> list[str]:
+    """One panel: our ratios with CIs, ideal, measured bound, Tandem's published ratios.
+    Returns its notes, for the caption (nothing is written over the data)."""
+    notes: list[str] = []
     pts = sorted(pts, key=lambda p: p.P)
     label = tandem.QUERY_LABELS.get(query, query)
     xs_all = {p.P for p in pts}
@@ -67,16 +69,8 @@ def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) ->
                 label="measured bound (best possible here)",
             )
         else:
-            ax.text(
-                0.98,
-                0.02,
-                "bound not available: no calibration",
-                transform=ax.transAxes,
-                ha="right",
-                va="bottom",
-                fontsize=6,
-                color="#c03030",
-            )
+            why = sorted({p.bound_note for p in pts if p.bound_note})
+            notes += why or ["bound not available"]
         ys = [p.ratio.value for p in pts]
         # Points without an interval (one repetition) get a zero-length bar, not a fake one.
         lo = [
@@ -125,8 +119,27 @@ def _draw(ax: Axes, kind: str, query: str, pts: list[Point], *, legend: bool) ->
     ax.set_ylabel(f"{KIND_NAME[kind]} ratio ({better} is better)")
     ax.set_title(f"{label} {KIND_NAME[kind]}")
     ax.grid(True, linewidth=0.3)
-    if legend:
-        ax.legend(fontsize=7, loc="upper left")
+    return notes
+
+
+def _legend_and_caption(fig: Figure, subtitle: str, notes: Sequence[str]) -> None:
+    """One legend for every panel, right of them, and the notes as the caption below them:
+    both outside the axes (the constrained layout makes room), never over a curve."""
+    seen: dict[str, object] = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    fig.legend(
+        list(seen.values()),
+        list(seen),
+        loc="outside right upper",
+        fontsize=7,
+        frameon=False,
+    )
+    # the run it shows and the notes: a caption, under the panels (a title above them would
+    # share its row with the legend)
+    caption = "\n".join([subtitle, *(["; ".join(dict.fromkeys(notes))] if notes else [])])
+    fig.supxlabel(caption, fontsize=7)
 
 
 def _subtitle(runs: list[Run]) -> str:
@@ -175,20 +188,21 @@ def figures(runs: Run | Sequence[Run]) -> list[tuple[str, Figure]]:
                 pts = [p for p in points if p.kind == kind and p.query == q]
                 if not pts:
                     continue
-                fig = Figure(figsize=(5.5, 4.0))
+                fig = Figure(figsize=(7.5, 4.2), layout="constrained")
                 ax = fig.add_subplot()
-                _draw(ax, kind, q, pts, legend=True)
-                fig.suptitle(_subtitle(runs), fontsize=7)
-                fig.tight_layout()
+                notes = _draw(ax, kind, q, pts)
+                _legend_and_caption(fig, _subtitle(runs), notes)
                 out.append((f"{KIND_NAME[kind]}-{q}", fig))
-        fig = Figure(figsize=(3.2 * len(queries), 3.0 * len(kinds)))
+        fig = Figure(
+            figsize=(3.2 * len(queries) + 2.2, 3.0 * len(kinds) + 0.4), layout="constrained"
+        )
         axes = fig.subplots(len(kinds), len(queries), squeeze=False)
+        notes = []
         for i, kind in enumerate(kinds):
             for j, q in enumerate(queries):
                 pts = [p for p in points if p.kind == kind and p.query == q]
-                _draw(axes[i][j], kind, q, pts, legend=(j == 0))
-        fig.suptitle(_subtitle(runs), fontsize=9)
-        fig.tight_layout()
+                notes += _draw(axes[i][j], kind, q, pts)
+        _legend_and_caption(fig, _subtitle(runs), notes)
         out.append(("overview", fig))
         out += timeline_figures(runs)
     return out

@@ -12,6 +12,7 @@ import io
 import json
 import math
 import os
+import textwrap
 from collections.abc import Iterable, Sequence
 
 from wisconsin import WisconsinError
@@ -38,8 +39,11 @@ from wisconsin.workloads.wisconsin.runs import (  # noqa: F401  (re-exported)
     group_runs,
     load_runs,
 )
+from wisconsin.workloads.wisconsin.verdict import verdict_section
 
 FORMATS = ("text", "markdown", "csv", "json", "html")
+SHORT_LINES = 40  # the default terminal report: one screen
+SHORT_WIDTH = 100
 MARK_WIDE = "~"
 MARK_OVER = "*"
 MARK_UNVERIFIED = "?"
@@ -394,15 +398,57 @@ def _run_meta(run: Run) -> dict:
     }
 
 
-def render_report(runs: list[Run], fmt: str = "text") -> str:
-    """Render runs in fmt; runs of one configuration are pooled into one block."""
+def short_text(runs: Sequence[Run], paths: Sequence[str | os.PathLike] = ()) -> str:
+    """One screen (at most SHORT_LINES lines of at most SHORT_WIDTH columns): the verdict
+    block of one configuration and how to see the rest."""
+    runs = as_runs(runs)
+    verdict = verdict_section(runs, compute_points(runs), ratio_cell)
+    where = " ".join(str(p) for p in paths) or "RUN.json"
+    verdict.items += [
+        "Every section (run details, every P, times, causes, bound, profile, scalability card):",
+        f"  wisconsin report --full {where}",
+    ]
+    return _fit(render_document([verdict], "text"), SHORT_WIDTH)
+
+
+def _fit(text: str, width: int) -> str:
+    """Lines wider than width wrapped with a two-space hanging indent (tables are built to
+    fit; prose wraps; a command, or a path longer than the line, stays whole, to be
+    copied)."""
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width or line.startswith("  wisconsin "):  # a command stays whole
+            out.append(line)
+        else:
+            out += textwrap.wrap(
+                line,
+                width,
+                subsequent_indent="  ",
+                break_on_hyphens=False,
+                break_long_words=False,
+            ) or [line]
+    return "\n".join(out)
+
+
+def render_report(
+    runs: list[Run],
+    fmt: str = "text",
+    full: bool = True,
+    paths: Sequence[str | os.PathLike] = (),
+) -> str:
+    """Render runs in fmt; runs of one configuration are pooled into one block. Text and
+    markdown open with the verdict block; full=False: text is the verdict alone (one
+    screen; paths name the run files in its pointer to the full report)."""
     if fmt not in FORMATS:
         raise WisconsinError(f"unknown report format {fmt!r} (choose {', '.join(FORMATS)})")
     groups = group_runs(runs)
     if fmt == "html":
         from wisconsin.workloads.wisconsin.html import render_html
 
-        return render_html(groups, [build_document(g) for g in groups])
+        docs = [
+            [verdict_section(g, compute_points(g), ratio_cell), *build_document(g)] for g in groups
+        ]
+        return render_html(groups, docs)
     if fmt == "json":
         body = []
         for g in groups:
@@ -429,7 +475,14 @@ def render_report(runs: list[Run], fmt: str = "text") -> str:
                 writer.writerow(row)
         return buf.getvalue()
     sep = "\n" + ("-" * 78 if fmt == "text" else "---") + "\n\n"
-    return sep.join(render_document(build_document(g), fmt) for g in groups)
+    if fmt == "text" and not full:
+        return sep.join(short_text(g, paths) for g in groups)
+    return sep.join(
+        render_document(
+            [verdict_section(g, compute_points(g), ratio_cell), *build_document(g)], fmt
+        )
+        for g in groups
+    )
 
 
 def _finite(x):
@@ -444,6 +497,6 @@ def _finite(x):
     return x
 
 
-def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
+def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text", full: bool = True) -> str:
     """Load run files and render their report (what `wisconsin report` prints)."""
-    return render_report(load_runs(paths), fmt)
+    return render_report(load_runs(paths), fmt, full=full, paths=paths)

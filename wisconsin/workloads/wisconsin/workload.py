@@ -28,10 +28,11 @@ def owns(path: str | os.PathLike) -> bool:
     return not isinstance(data, dict) or data.get("workload", "wisconsin") == "wisconsin"
 
 
-def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
+def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text", full: bool = True) -> str:
+    """full=False: text is one screen, the verdict block."""
     from wisconsin.workloads.wisconsin.report import report_files
 
-    return report_files(paths, fmt)
+    return report_files(paths, fmt, full=full)
 
 
 def plot_files(paths: Sequence[str | os.PathLike], out_dir=None, force: bool = False) -> list[Path]:
