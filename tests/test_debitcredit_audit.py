@@ -176,3 +176,29 @@ def test_a_collapse_recorded_through_the_server_fails_the_audit(tmp_path):
     v = metrics.steadiness(collapsed)
     assert v.steady is False and v.memory_growth > 16 * MB, v
     assert not verdicts(run_of(collapsed))["P=1 engine memory and spill"]
+
+
+def test_the_scale_label_is_re_derived_from_the_sizing_and_the_bytes_on_disk():
+    run = run_of(step([100] * 30))
+    name = "P=1 scale label"
+    assert verdicts(run)[name]  # 100 accounts by TINY's sizing; no bytes recorded
+    res = run.results[0]
+
+    def with_result(**kw):
+        return dataclasses.replace(run, results=(dataclasses.replace(res, **kw),))
+
+    assert not verdicts(with_result(accounts=10_000_000))[name]  # a claimed bigger database
+    floor = audit.MIN_DISK_BYTES_PER_ACCOUNT * 100
+    assert verdicts(with_result(db_bytes=floor))[name]
+    assert not verdicts(with_result(db_bytes=floor - 1))[name]  # just under: compressed away
+    label = metrics.scale_label(run)
+    assert label.startswith("not scaled: P=1: 100 accounts for 100.0 tps")
+
+
+def test_a_built_database_takes_the_bytes_of_its_rows(tmp_path):
+    """The filler varies row to row, so DuckDB cannot compress the rows away (a constant
+    filler left ~10 bytes an account)."""
+    sizing = schema.Sizing(branches_per_partition=20)  # 200,000 accounts
+    paths = schema.build(tmp_path, 1, sizing)
+    size = schema.database_bytes(paths)
+    assert size >= audit.MIN_DISK_BYTES_PER_ACCOUNT * sizing.accounts(1), size

@@ -238,3 +238,19 @@ def scaled_verdict(run: DebitCreditRun, result: PartitionResult) -> tuple[bool, 
         f"not scaled: database sized for {rated:g} tps ({result.accounts:,} accounts), "
         f"{claim:.1f} tps {what} would need {int(claim * 100_000):,} accounts"
     )
+
+
+def scale_label(run: DebitCreditRun) -> str:
+    """One line, the first of the report: is the database big enough for the tps it
+    reports (100,000 accounts per tps), per P; "not scaled" if any P is not."""
+    parts, ok = [], True
+    for r in run.results:
+        scaled, _ = scaled_verdict(run, r)
+        ok &= scaled
+        cfg = run.config
+        claim = max(rule_tps(r, cfg.rule_share, cfg.rule_limit_s).median, peak_tps(r).median)
+        claim = claim if claim > 0 else best_delivered(r)
+        size = f", {r.db_bytes / 1e6:,.0f} MB on disk" if r.db_bytes else ""
+        parts.append(f"P={r.partitions}: {r.accounts:,} accounts for {claim:.1f} tps{size}")
+    head = "scaled" if ok and parts else "not scaled"
+    return f"{head}: " + "; ".join(parts) + " (the rule: 100,000 accounts per tps)"

@@ -107,6 +107,7 @@ def _measure_partitions(cfg: Config, partitions: int, say) -> PartitionResult:
     t0 = time.perf_counter()
     paths = schema.build(cfg.data_dir, partitions, cfg.sizing)
     build_s = time.perf_counter() - t0
+    db_bytes = schema.database_bytes(paths)
     log_dir = schema.ack_log_dir(paths[0].parent)  # emptied by the build
     steps: list[Step] = []
     with PartitionServers(cfg.data_dir, partitions, cfg.sizing, log_dir) as servers:
@@ -158,6 +159,7 @@ def _measure_partitions(cfg: Config, partitions: int, say) -> PartitionResult:
         tellers=cfg.sizing.tellers(partitions),
         accounts=cfg.sizing.accounts(partitions),
         build_s=build_s,
+        db_bytes=db_bytes,
         warmup_committed=warmup_committed,
         steps=tuple(steps),
         audit=record,

@@ -136,6 +136,8 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
     out = [
         ("# " if md else "") + f"DebitCredit OLTP scaleup, run {run.started_utc}",
         "",
+        metrics.scale_label(run),
+        "",
         f"Machine: {env.get('cpu_model', '?')}, {env.get('usable_cores', '?')} usable cores; "
         f"DuckDB {env.get('duckdb', '?')}. Rule: {rule}. Windows of {cfg.step_s:g} s, "
         f"{cfg.repeats} repeats; closed: {cfg.streams} streams per partition; open: "

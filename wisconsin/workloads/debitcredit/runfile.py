@@ -90,6 +90,8 @@ class PartitionResult:
     warmup_committed: int  # the untimed warm-up window's transactions (in the audit too)
     steps: tuple[Step, ...]
     audit: AuditRecord
+    # the partition files' bytes on disk after the build (None: not recorded, before 2026-11-25)
+    db_bytes: int | None = None
 
 
 @dataclass(frozen=True)
