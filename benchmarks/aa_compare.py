@@ -1,0 +1,239 @@
+"""A/A (and A/A') comparisons of real runs in blocks: do identical runs come out identical?
+
+Resumable across sessions: every finished pair is appended as one JSON line to
+benchmarks/results/aa-compare-pairs.jsonl (the block summaries of both runs, the verdict and
+p-values), and a run of this script does only the pairs still missing. Its tables and run
+files live in --work (outside the repository, kept between sessions to reuse the tables).
+
+Pairs (same command, same data, default blocks):
+- "aa": two runs of one F table (P = 1, 2), cold, shared-nothing, --repeat 6 --blocks 3;
+- "power": A on that table, B on a table 25% larger (--force: the sizes differ by design);
+  the cold scan should be found slower (ratio near 1.25).
+
+Then, from the recorded block summaries only (not from a model of them):
+- the real pairs: how many had any significant point after Holm;
+- 1,000 A/A compares built by drawing, per point, 3 blocks for A and 3 for B from all blocks
+  the A/A runs recorded (bootstrap of block medians across runs): the family-wise false-positive
+  rate with its 95% Wilson interval;
+- the coverage of the long-run speedup (the median over every recorded block) by the block
+  interval at 3 and 10 blocks, resampled the same way.
+
+    python benchmarks/aa_compare.py --pairs 10 --power-pairs 10 --work ../aa-work
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from _results import recorded  # benchmarks/_results.py: this directory is sys.path[0] here
+
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+PAIRS = ROOT / "benchmarks" / "results" / "aa-compare-pairs.jsonl"
+RUN = ["--tables", "F", "--mode", "shared-nothing", "--cache", "cold", "--repeat", "6",
+       "--blocks", "3", "--quiet"]  # fmt: skip
+
+
+def wisconsin(*args) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "wisconsin", *map(str, args)], capture_output=True, text=True
+    )
+
+
+def ensure_table(data: Path, rows: int) -> None:
+    if not (data / "F2" / "manifest.json").exists():
+        r = wisconsin("generate", "--kind", "F", "--rows", rows, "--partitions", "1,2",
+                      "--data", data, "--quiet")  # fmt: skip
+        if r.returncode:
+            sys.exit(f"generate failed: {r.stderr.strip()}")
+
+
+def one_run(data: Path, out: Path) -> Path:
+    before = set(out.glob("*.json")) if out.exists() else set()
+    r = wisconsin("run", "--data", data, *RUN, "--out", out)
+    if r.returncode:
+        sys.exit(f"run failed: {r.stderr.strip()}")
+    (path,) = set(out.glob("*.json")) - before
+    return path
+
+
+def summary(path: Path) -> dict:
+    """point label -> per block median seconds (what the resampling draws from)."""
+    from wisconsin.runfiles import runfile
+
+    run = runfile.load(path)
+    return {
+        f"{m.table}/{m.query}": [float(np.median(t)) for t in run.times_by_block(m).values()]
+        for m in run.measurements
+        if m.times
+    }
+
+
+def record_pair(kind: str, index: int, a: Path, b: Path) -> dict:
+    from wisconsin.runfiles import runfile
+    from wisconsin.workloads.wisconsin.compare import compare_runs
+
+    c = compare_runs(runfile.load(a), runfile.load(b), force=kind == "power")
+    row = {
+        "kind": kind,
+        "pair": index,
+        "a": a.name,
+        "b": b.name,
+        "verdict": c.verdict,
+        "significant": [f"{r.table}/{r.query}" for r in c.rows if r.significant],
+        "points": {
+            f"{r.table}/{r.query}": {
+                "ratio": r.time_ratio.value,
+                "lo": r.time_ratio.lo,
+                "hi": r.time_ratio.hi,
+                "p": r.p_value,
+                "p_holm": r.p_holm,
+                "detectable": r.detectable,
+            }
+            for r in c.rows
+        },
+        "blocks_a": summary(a),
+        "blocks_b": summary(b),
+    }
+    with open(PAIRS, "a") as f:  # one whole line per pair, fsynced: a kill loses one pair
+        f.write(json.dumps(row) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    return row
+
+
+def done(kind: str) -> list[dict]:
+    if not PAIRS.exists():
+        return []
+    rows = []
+    for line in PAIRS.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue  # a line cut by a kill
+        if row.get("kind") == kind:
+            rows.append(row)
+    return rows
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(method="wilson")
+    return ci.low, ci.high
+
+
+def resampled_false_positives(rows: list[dict], trials: int, blocks: int, rng) -> tuple[int, int]:
+    from scipy import stats as sps
+
+    from wisconsin.workloads.wisconsin.compare import holm
+
+    pool: dict[str, list[float]] = {}
+    for row in rows:
+        for side in ("blocks_a", "blocks_b"):
+            for label, meds in row[side].items():
+                pool.setdefault(label, []).extend(meds)
+    labels = sorted(pool)
+    hits = 0
+    for _ in range(trials):
+        ps = []
+        for label in labels:
+            logs = np.log(pool[label])
+            a, b = rng.choice(logs, blocks), rng.choice(logs, blocks)
+            ps.append(
+                1.0 if a.std() == b.std() == 0 else sps.ttest_ind(b, a, equal_var=False).pvalue
+            )
+        hits += min(holm(ps)) < 0.05
+    return hits, trials
+
+
+def coverage(rows: list[dict], blocks: int, trials: int, rng) -> dict[str, float]:
+    """Per F2 point: how often the block interval over `blocks` blocks drawn from all A/A
+    blocks (paired within a block: F1 and F2 of one block) covers the all-blocks speedup."""
+    from wisconsin.analysis.stats import block_ratio_interval
+
+    out = {}
+    queries = sorted({k.split("/")[1] for row in rows for k in row["blocks_a"]})
+    for q in queries:
+        pairs = [
+            (f1, f2)
+            for row in rows
+            for side in ("blocks_a", "blocks_b")
+            for f1, f2 in zip(
+                row[side].get(f"F1/{q}", []), row[side].get(f"F2/{q}", []), strict=False
+            )
+        ]
+        if len(pairs) < blocks:
+            continue
+        arr = np.array(pairs)
+        truth = float(np.exp(np.median(np.log(arr[:, 0] / arr[:, 1]))))
+        hit = 0
+        for _ in range(trials):
+            pick = arr[rng.integers(0, len(arr), blocks)]
+            r = block_ratio_interval([[x] for x in pick[:, 0]], [[x] for x in pick[:, 1]])
+            hit += r.lo is not None and r.lo <= truth <= r.hi
+        out[q] = hit / trials
+    return out
+
+
+def main() -> int:
+    global PAIRS
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pairs", type=int, default=10)
+    ap.add_argument("--power-pairs", type=int, default=10)
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--work", type=Path, default=ROOT.parent / "aa-work")
+    ap.add_argument("--pairs-file", type=Path, default=PAIRS, help="(trials: another file)")
+    args = ap.parse_args()
+    PAIRS = args.pairs_file
+    work = args.work.absolute()
+    base, larger = work / "data", work / "data-125"
+    ensure_table(base, args.rows)
+    for i in range(len(done("aa")), args.pairs):
+        a, b = one_run(base, work / "runs"), one_run(base, work / "runs")
+        row = record_pair("aa", i, a, b)
+        print(f"aa pair {i + 1}: {row['verdict']}; significant: {row['significant'] or '-'}")
+    if args.power_pairs:
+        ensure_table(larger, int(args.rows * 1.25))
+    for i in range(len(done("power")), args.power_pairs):
+        a, b = one_run(base, work / "runs"), one_run(larger, work / "runs")
+        row = record_pair("power", i, a, b)
+        scan = row["points"].get("F2/scan", {})
+        print(f"power pair {i + 1}: {row['verdict']}; F2 scan ratio {scan.get('ratio', 0):.3f}, "
+              f"found slower: {'F2/scan' in row['significant']}")  # fmt: skip
+    aa, power = done("aa"), done("power")
+    rng = np.random.default_rng(19890605)
+    if aa:
+        any_sig = sum(bool(r["significant"]) for r in aa)
+        print(f"real A/A pairs: {len(aa)}; with any significant point after Holm: {any_sig} "
+              "(goal: at most 1)")  # fmt: skip
+        k, n = resampled_false_positives(aa, 1000, 3, rng)
+        lo, hi = wilson(k, n)
+        print(f"resampled A/A compares (3 blocks a side, drawn from {2 * len(aa)} runs' blocks): "
+              f"family-wise false positives {k}/{n} = {k / n:.3f} [{lo:.3f}-{hi:.3f}] "
+              "(goal: at most 0.05)")  # fmt: skip
+        for blocks in (3, 10):
+            cov = coverage(aa, blocks, 1000, rng)
+            text = ", ".join(f"{q} {v:.3f}" for q, v in cov.items())
+            print(f"coverage of the long-run F2 speedup, {blocks} blocks: {text} (goal: >= 0.93)")
+    if power:
+        found = sum("F2/scan" in r["significant"] for r in power)
+        ratios = [r["points"]["F2/scan"]["ratio"] for r in power if "F2/scan" in r["points"]]
+        print(f"power: cold F2 scan of a 25% larger table found slower in {found} of "
+              f"{len(power)} pairs (goal: >= 8 of 10); measured ratios "
+              f"{min(ratios):.3f}-{max(ratios):.3f}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    with recorded("aa-compare"):
+        sys.exit(main())
