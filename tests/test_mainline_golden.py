@@ -29,6 +29,8 @@ differs between two runs on one machine, or between machines:
   are dropped (CI once fitted scan F where the golden run had too few points); the ``(b):``
   note and ``Points at P = ... are fitted with more threads than cores`` appear in some
   runs and not in others, so those lines are dropped;
+* the verdict block's ``noise before the run:`` line (the preflight saw this machine's load
+  at that moment) is dropped;
 * time: ISO timestamps, and the run file's ``<stamp>-<host>`` name;
 * the machine: free disk, the build estimate's duration, workers and memory (from cores
   and RAM), host name, core counts, RAM, the DuckDB memory limit (from RAM), CPU model,
@@ -152,6 +154,8 @@ def mask_bench(text: str, data: str | os.PathLike, out: str | os.PathLike) -> st
         line = re.sub(r"^Round trip:(\s+)[\d.]+ ms", r"Round trip:\1<MS> ms", line)
         line = re.sub(r"workers started in [\d.]+ s", "workers started in <S> s", line)
         line = re.sub(r"^bench took \d+ s", "bench took <S> s", line)
+        if line.startswith("noise before the run:"):
+            continue  # the preflight's findings: this machine's load at that moment
         if line.startswith("disk: tables "):
             line = re.sub(r"\d+ MB|[\d.]+ GB", "<SIZE>", line)
         # the verdict block: its numbers and the sentences built from them

@@ -120,6 +120,8 @@ def proactive_reclaim() -> bool | None:
 
 
 def capture() -> Environment:
+    from wisconsin.measure import preflight
+
     return Environment(
         tool_version=__version__,
         git_commit=git_commit(),
@@ -136,4 +138,5 @@ def capture() -> Environment:
         memory_bytes=psutil.virtual_memory().total,
         free_page_reporting=free_page_reporting(),
         proactive_reclaim=proactive_reclaim(),
+        preflight=preflight.check(usable_cores()),
     )

@@ -130,6 +130,18 @@ class TableInfo:
 
 
 @dataclass(frozen=True)
+class Preflight:
+    """The noise check right before the run (wisconsin.measure.preflight)."""
+
+    governors: tuple[str, ...]  # cpufreq governors (() where none is exposed)
+    busy_cores: float  # other processes' CPU, in cores, over half a second
+    load_1m: float
+    swap_used_bytes: int
+    cpu_quota: float | None  # cgroup v2 quota in cores; None: no quota
+    findings: tuple[str, ...]  # what may disturb the timings, in words
+
+
+@dataclass(frozen=True)
 class Environment:
     tool_version: str
     git_commit: str
@@ -151,6 +163,7 @@ class Environment:
     # The kernel pages out idle memory on its own (a DAMON `pageout` scheme): page cache a
     # run left idle shrinks within minutes, and the freed pages go the host's way too.
     proactive_reclaim: bool | None = None
+    preflight: Preflight | None = None  # None: not checked (files before 2026-11-25)
 
 
 @dataclass(frozen=True)

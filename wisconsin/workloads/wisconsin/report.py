@@ -181,6 +181,13 @@ def _header(runs: list[Run], cores: int) -> list[tuple[str, str]]:
         lines.append(("Memory", FREE_PAGE_REPORTING_NOTE))
     if env.proactive_reclaim:
         lines.append(("Memory", PROACTIVE_RECLAIM_NOTE))
+    for r in runs:
+        pf = r.environment.preflight
+        if pf is None:
+            continue
+        for finding in pf.findings or ("nothing found (no frequency scaling, load, swap or "
+                                       "quota)",):  # fmt: skip
+            lines.append(("Noise", f"{r.started_utc}: {finding}" if len(runs) > 1 else finding))
     if topo.rtt_s is not None:
         lines.append(("Round trip", f"{topo.rtt_s * 1e3:.2f} ms coordinator <-> worker"))
     for note in dict.fromkeys(n for r in runs for n in r.notes):

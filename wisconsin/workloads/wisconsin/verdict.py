@@ -92,11 +92,17 @@ def _cache_line(runs: Sequence[Run]) -> str:
     return "cache: " + "; ".join(f"{s} ({why[s]})" if s in why else s for s in states)
 
 
-def _blocks_line(top: list[Point]) -> str:
+def _blocks_line(top: list[Point], cfg) -> str:
     """What the intervals rest on: blocks (run-to-run variation in them) or one block."""
     n = max((p.blocks for p in top), default=1)
-    if n >= 2:
+    fresh = cfg.mode == "shared-nothing" and not cfg.cluster
+    if n >= 2 and fresh:
         return f"intervals: over {n} blocks (fresh worker processes each): run-to-run variation in them"
+    if n >= 2:
+        return (
+            f"intervals: over {n} blocks (one set of processes: only the variation between "
+            "blocks in time is in them)"
+        )
     return "intervals: one block: run-to-run variation unknown (use more --blocks or --min-reps)"
 
 
@@ -171,7 +177,12 @@ def verdict_section(runs: Sequence[Run], points: list[Point], ratio_cell) -> Sec
     note = next((p.bound_note for p in top if p.bound_note), "")
     items.append(_bound_line(top, note))
     items.append(_cache_line(runs))
-    items.append(_blocks_line(top))
+    items.append(_blocks_line(top, cfg))
+    noise = dict.fromkeys(
+        f for r in runs if r.environment.preflight for f in r.environment.preflight.findings
+    )
+    if noise:
+        items.append("noise before the run: " + "; ".join(noise))
     for r in runs:
         if r.status != "complete":
             items.append(f"status: {r.status}: {r.stop_reason or '-'}")
