@@ -101,7 +101,7 @@ def test_the_last_line_says_where_the_disk_went_and_how_to_free_it(tmp_path):
     (out / "another-run.json").write_text("{}")
     line = _leftovers(data, tables, run, on_cluster=False)
     assert line.startswith(
-        f"disk: tables 6 MB in {data}, run file, report and figures 3 MB in {out}"
+        f"disk: tables 6.0 MB in {data}, run file, report and figures 3.0 MB in {out}"
     )
     # the data directory holds only this bench's tables: all of it goes
     cmd = line.split("remove them with `")[1].rstrip("`")

@@ -54,6 +54,7 @@ class Estimate:
     jobs: int
     free_bytes: int
     where: str  # the filesystem the free space was measured on
+    files_bytes: int = 0  # the finished partition files: what the tables keep on disk
 
     @property
     def fits(self) -> bool:
@@ -138,6 +139,7 @@ def estimate(
         jobs=jobs,
         free_bytes=shutil.disk_usage(where).free,
         where=str(where),
+        files_bytes=sum(map(file_bytes, sizes)),
     )
 
 
@@ -172,8 +174,8 @@ def describe(e: Estimate) -> str:
     """One line: what the build will cost."""
     return (
         f"cost: {', '.join(e.tables)}: {e.rows:,} rows in {e.partitions} partitions, "
-        f"~{size(e.disk_bytes)} of disk (table + copy + run headroom; "
-        f"{size(e.free_bytes)} free), ~{_duration(e.seconds)} to build with {e.jobs} "
+        f"~{size(e.files_bytes)} of tables on disk ({size(e.free_bytes)} free), "
+        f"~{_duration(e.seconds)} to build with {e.jobs} "
         f"worker{'s' * (e.jobs != 1)}, ~{size(e.peak_rss_bytes)} peak memory per worker"
     )
 
@@ -181,7 +183,8 @@ def describe(e: Estimate) -> str:
 def refusal(e: Estimate) -> str:
     """The one-line refusal of a build that does not fit the free disk."""
     return (
-        f"building {', '.join(e.tables)} needs ~{size(e.disk_bytes)} of disk but {e.where} has "
+        f"building {', '.join(e.tables)} needs ~{size(e.disk_bytes)} of disk (its "
+        f"~{size(e.files_bytes)} of tables, plus room to build and run) but {e.where} has "
         f"{size(e.free_bytes)} free; choose a smaller size or another --data"
     )
 

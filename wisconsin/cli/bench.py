@@ -326,7 +326,9 @@ def _leftovers(data: Path, tables: list[Path], run_path: Path, on_cluster: bool)
 
 
 def _gb(n: int) -> str:
-    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.0f} MB"
+    from wisconsin.builds.cost import size  # one format for one figure (the cost line's)
+
+    return size(n)
 
 
 def _announce_bench(plan, data_dir: str, out: str) -> None:
