@@ -96,6 +96,27 @@ def _steady(step: Step) -> str:
     return "" if v.steady else f" ({'unsteady' if v.steady is False else 'not judged'}: {v.why})"
 
 
+WARMUP_WINDOW_S = 2.0
+WARMUP_MAX_WINDOWS = 15
+WARMUP_FLAT_BYTES = 4 * 2**20  # a window whose engine memory grew less than this: warm
+
+
+def _warm_up(servers: PartitionServers, cfg: Config) -> int:
+    """Closed load, untimed, until each partition's engine memory stops growing (its
+    buffer pool and index pages loaded: the first measured step would otherwise be judged
+    unsteady for filling the cache), at most WARMUP_MAX_WINDOWS windows. The commits it
+    made (they are in the database and the audit)."""
+    committed = 0
+    for i in range(WARMUP_MAX_WINDOWS):
+        window = min(WARMUP_WINDOW_S, cfg.step_s)
+        tallies = servers.run(Load("closed", window, streams=cfg.streams, seed=cfg.seed + i))
+        committed += sum(t["committed"] for t in tallies)
+        growth = [t["engine"][-1][0] - t["engine"][0][0] for t in tallies if t.get("engine")]
+        if growth and max(growth) < WARMUP_FLAT_BYTES:
+            break
+    return committed
+
+
 def measure_partitions(cfg: Config, partitions: int, work_dir: Path, say) -> PartitionResult:
     # The database's lock from build to audit: `repair` or another bench must not touch it.
     db_dir = schema.partition_file(cfg.data_dir, 0, partitions).parent
@@ -111,8 +132,7 @@ def _measure_partitions(cfg: Config, partitions: int, say) -> PartitionResult:
     log_dir = schema.ack_log_dir(paths[0].parent)  # emptied by the build
     steps: list[Step] = []
     with PartitionServers(cfg.data_dir, partitions, cfg.sizing, log_dir) as servers:
-        warm = Load("closed", min(1.0, cfg.step_s), streams=cfg.streams, seed=cfg.seed)
-        warmup_committed = sum(t["committed"] for t in servers.run(warm))
+        warmup_committed = _warm_up(servers, cfg)
         for r in range(cfg.repeats):
             load = Load("closed", cfg.step_s, streams=cfg.streams, seed=cfg.seed + 1000 + r)
             steps.append(_step(load, r, partitions, servers.run(load)))
