@@ -1,0 +1,352 @@
+"""The audit re-derives: forged copies of real run files that a re-reading audit passed.
+
+SN is a real shared-nothing cold run (F, 20,000 rows, P = 1, 2, stopped by the min-reps
+rule after 5 rounds; `wisconsin run --tables F --partitions 1,2 --min-reps 5 --max-reps 8`
+on 2026-11-25); run_path (conftest) a real shared-memory one made by the test session.
+Each forgery fails `wisconsin audit`, and each threshold is tried just inside and just past.
+"""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from wisconsin.analysis import bound as bnd
+from wisconsin.analysis.metrics import median
+from wisconsin.cli import cli
+from wisconsin.runfiles import runfile
+from wisconsin.workloads.wisconsin import rules_derived
+from wisconsin.workloads.wisconsin.audit import audit, audit_file
+
+SN = Path(__file__).parent / "fixtures" / "audit_tiny_sn.json"
+TIME_FIELDS = ("wall_s", "overhead_s", "commit_decision_s")
+PART_TIME_FIELDS = ("engine_s", "cpu_s")
+
+
+def _forge(src, tmp_path, fn, name="forged.json"):
+    data = json.loads(Path(src).read_text())
+    fn(data)
+    out = tmp_path / name
+    out.write_text(json.dumps(data))
+    return out
+
+
+def _rules(path):
+    return {r.name: r for r in audit_file(path)}
+
+
+def _point(data, label, baseline=False):
+    group = data["baseline"] if baseline else data["measurements"]
+    return next(m for m in group if f"{m['table']}/{m['query']}" == label)
+
+
+def _audit_cli(path, *more):
+    return CliRunner().invoke(cli, ["audit", *more, str(path)], catch_exceptions=False)
+
+
+def _scale(m, factor, fields=TIME_FIELDS, part_fields=PART_TIME_FIELDS):
+    """Every time of a point's timed repetitions times factor (shares stay consistent)."""
+    for r in m["repetitions"]:
+        for f in fields:
+            if r.get(f) is not None:
+                r[f] *= factor
+        for s in r["partitions"]:
+            for f in part_fields:
+                s[f] *= factor
+
+
+NEW_RULES = ("answers verified", "cache state proven", "rounds complete", "times within physics")
+
+
+@pytest.mark.parametrize("src", ["sn", "shm"])
+def test_the_untouched_real_runs_pass_every_re_derived_rule(src, run_path):
+    rules = _rules(SN if src == "sn" else run_path)
+    for name in NEW_RULES:
+        assert rules[name].ok, rules[name]
+    assert "re-derived from the tables' size and seed" in rules["answers verified"].detail
+    assert "stop rule re-run" in rules["rounds complete"].detail
+
+
+# --------------------------------------------------------------- 1, 2: repetitions deleted
+
+
+@pytest.mark.parametrize("src", ["sn", "shm"])
+def test_one_repetition_deleted_fails(src, run_path, tmp_path):
+    def drop(d):
+        m = _point(d, "F2/select")
+        m["repetitions"] = [r for r in m["repetitions"] if r["round"] != 3]
+
+    rule = _rules(_forge(SN if src == "sn" else run_path, tmp_path, drop))["rounds complete"]
+    assert not rule.ok and "F2/select: timed in rounds [1, 2, 4, 5" in rule.detail, rule
+    assert "none in round 3" in rule.detail
+
+
+def test_the_slowest_repetitions_deleted_fail(tmp_path):
+    def drop_slowest(d):
+        for m in d["measurements"]:
+            m["repetitions"] = sorted(m["repetitions"], key=lambda r: r["wall_s"])[:-2]
+
+    path = _forge(SN, tmp_path, drop_slowest)
+    rule = _rules(path)["rounds complete"]
+    assert not rule.ok and "none in round" in rule.detail, rule
+    assert _audit_cli(path).exit_code == 1
+
+
+def test_a_whole_round_deleted_consistently_fails_the_re_run_stop_rule(tmp_path):
+    # round 5 gone from every step, the rounds and the config, the stop reason rewritten:
+    # the stop rule (min reps 5) re-run on the 4 rounds left says "another round"
+    def drop_round(d):
+        for m in (*d["measurements"], *d["baseline"]):
+            m["repetitions"] = [r for r in m["repetitions"] if r["round"] != 5]
+        d["rounds"] = [r for r in d["rounds"] if r["index"] != 5]
+        d["config"]["repeat"] = 4
+        d["stop_reason"] = d["stop_reason"].replace("5 rounds", "4 rounds")
+
+    rule = _rules(_forge(SN, tmp_path, drop_round))["rounds complete"]
+    assert not rule.ok and "after 4 rounds the stop rule gives 'another round'" in rule.detail
+
+
+def test_a_stop_reason_whose_round_count_disagrees_fails(tmp_path):
+    for said, ok in (("5 rounds", True), ("6 rounds", False)):
+        path = _forge(
+            SN,
+            tmp_path,
+            lambda d, s=said: d.update(stop_reason=d["stop_reason"].replace("5 rounds", s)),
+        )
+        assert _rules(path)["rounds complete"].ok is ok
+
+
+def test_rounds_beyond_where_the_stop_rule_stops_fail(run_path, tmp_path):
+    # the shared-memory run stopped by its rule: a file claiming it went on past max reps
+    def claim_min(d):
+        d["config"]["max_reps"] = 4
+
+    rule = _rules(_forge(run_path, tmp_path, claim_min))["rounds complete"]
+    assert not rule.ok and "stop rule" in rule.detail, rule
+
+
+# --------------------------------------------------------------- 3: times scaled together
+
+
+def test_a_point_ten_times_faster_beats_its_bound(tmp_path):
+    path = _forge(SN, tmp_path, lambda d: _scale(_point(d, "F2/join"), 0.1))
+    rule = _rules(path)["times within physics"]
+    assert (
+        not rule.ok and "F2/join: median" in rule.detail and "of its measured bound" in rule.detail
+    )
+
+
+@pytest.mark.parametrize("label", ["F1/scan", "F1/select", "F1/average", "F1/update", "F1/join"])
+def test_every_time_of_a_point_divided_by_ten_fails(label, tmp_path):
+    path = _forge(SN, tmp_path, lambda d: _scale(_point(d, label), 0.1))
+    assert not _rules(path)["times within physics"].ok
+    assert _audit_cli(path).exit_code == 1
+
+
+@pytest.mark.parametrize("share, ok", [(0.51, True), (0.49, False)])
+def test_the_bound_threshold_is_half_the_bound(share, ok, tmp_path):
+    run = runfile.load(SN)
+    m = run.measurement("F2", "select")
+    b, _ = bnd.point_bound(run, [m])
+    factor = share * b.time_s / median(m.times)
+    # the overhead (a term of the bound) kept: only the timed work shrinks
+    path = _forge(
+        SN,
+        tmp_path,
+        lambda d: _scale(_point(d, "F2/select"), factor, ("wall_s", "commit_decision_s")),
+    )
+    rule = _rules(path)["times within physics"]
+    assert rule.ok is ok, rule
+
+
+def test_a_baseline_point_scaled_either_way_contradicts_the_calibration(tmp_path):
+    for factor in (10, 0.1):
+        path = _forge(SN, tmp_path, lambda d, f=factor: _scale(_point(d, "F1/scan", True), f))
+        rule = _rules(path)["times within physics"]
+        assert not rule.ok and "baseline scan: calibration rate" in rule.detail, rule
+
+
+def test_a_point_ten_times_slower_overlaps_the_next_execution(tmp_path):
+    path = _forge(SN, tmp_path, lambda d: _scale(_point(d, "F2/join"), 10))
+    rule = _rules(path)["times within physics"]
+    assert not rule.ok and "F2/join rep" in rule.detail and "yet took" in rule.detail, rule
+
+
+def _next_gap(data, label):
+    """(rep, seconds from its dispatch to the next execution's) of the point's first rep."""
+    stamps = sorted(
+        r["dispatched_unix"]
+        for m in (*data["measurements"], *data["baseline"])
+        for r in (m["warmup"], *m["repetitions"])
+    )
+    rep = _point(data, label)["repetitions"][0]
+    i = stamps.index(rep["dispatched_unix"])
+    return rep, stamps[i + 1] - stamps[i]
+
+
+@pytest.mark.parametrize("past, ok", [(-0.001, True), (0.001, False)])
+def test_the_timeline_slack_is_five_ms(past, ok, tmp_path):
+    def stretch(d):
+        rep, gap = _next_gap(d, "F2/scan")
+        rep["wall_s"] = gap + rules_derived.TIMELINE_SLACK_S + past
+
+    rule = _rules(_forge(SN, tmp_path, stretch))["times within physics"]
+    assert rule.ok is ok, rule
+
+
+# --------------------------------------------------------------- 4: answers changed alike
+
+
+@pytest.mark.parametrize("src", ["sn", "shm"])
+@pytest.mark.parametrize("label", ["F2/select", "F2/join", "F2/update"])
+def test_every_answer_of_a_query_changed_alike_fails(src, label, run_path, tmp_path):
+    def forge(d):
+        # this table's measurement and every one of the same data, the expectation too
+        for m in (*d["measurements"], *d["baseline"]):
+            if m["query"] == label.split("/")[1]:
+                m["expected_rows"] += 1
+                for r in (m["warmup"], *m["repetitions"]):
+                    r["rows"] += 1
+
+    rule = _rules(_forge(SN if src == "sn" else run_path, tmp_path, forge))["answers verified"]
+    assert not rule.ok and "the generator's table gives" in rule.detail, rule
+
+
+@pytest.mark.parametrize("rel, ok", [(0.5e-9, True), (2e-9, False)])
+def test_every_average_changed_alike_fails_past_1e_9(rel, ok, tmp_path):
+    def forge(d):
+        for m in (*d["measurements"], *d["baseline"]):
+            if m["query"] == "average":
+                for r in (m["warmup"], *m["repetitions"]):
+                    r["answer"] *= 1 + rel
+
+    rule = _rules(_forge(SN, tmp_path, forge))["answers verified"]
+    assert rule.ok is ok, rule
+
+
+def test_a_table_seed_edited_to_match_other_answers_fails(tmp_path):
+    rule = _rules(_forge(SN, tmp_path, lambda d: d["tables"][0].update(seed=1990)))
+    assert not rule["answers verified"].ok
+
+
+def test_the_generator_facts_match_the_runners_independent_answers():
+    # the runner's expectation comes from the builders' manifests; the audit's from the
+    # generator alone: on a real run they agree for every query
+    run = runfile.load(SN)
+    facts = rules_derived.table_facts(20_000, 1989)
+    for m in run.measurements:
+        assert m.expected_rows == facts.expected_rows(m.query)
+    avg = run.measurement("F1", "average").repetitions[0].answer
+    assert math.isclose(avg, facts.sum_onepct / facts.rows, rel_tol=1e-12)
+
+
+# --------------------------------------------------------------- 5: cold bytes of the columns
+
+
+def test_a_cold_average_claiming_one_page_read_fails(tmp_path):
+    def forge(d):
+        r = _point(d, "F1/average")["repetitions"][1]
+        r["partitions"][0]["bytes_read"] = 4096
+        r["bytes_read"] = 4096
+
+    rule = _rules(_forge(SN, tmp_path, forge))["cache state proven"]
+    assert not rule.ok and "entropy of onepct over 20,000 rows" in rule.detail, rule
+
+
+@pytest.mark.parametrize("label", ["F2/select", "F2/average", "F2/update", "F2/join"])
+@pytest.mark.parametrize("delta, ok", [(1, True), (-1, False)])
+def test_cold_bytes_threshold_is_the_columns_entropy(label, delta, ok, tmp_path):
+    run = runfile.load(SN)
+    m = run.measurement(*label.split("/"))
+    need = math.ceil(rules_derived.least_read(m, 0))
+
+    def forge(d):
+        r = _point(d, label)["repetitions"][2]
+        r["partitions"][0]["bytes_read"] = need - 1 + delta if delta < 0 else need
+
+    rule = _rules(_forge(SN, tmp_path, forge))["cache state proven"]
+    assert rule.ok is ok, rule
+
+
+def test_the_entropy_bound_is_below_what_real_cold_runs_read():
+    # the real run read several times the bound on every cold execution
+    run = runfile.load(SN)
+    least = min(
+        s.bytes_read / rules_derived.least_read(m, s.part)
+        for m in run.measurements
+        if rules_derived.columns_read(m)
+        for r in m.repetitions
+        for s in r.partitions
+    )
+    assert least > 3, least
+
+
+# --------------------------------------------------------------- 6: incomplete runs
+
+
+def _stopped_half_way(make_shm_run, tmp_path):
+    """A real run stopped half-way: its progress callback raises in round 3."""
+    from wisconsin import WisconsinError
+
+    def progress(label, done, total):
+        if "round 3" in label:
+            raise RuntimeError("stopped half-way")
+
+    with pytest.raises((WisconsinError, RuntimeError)):
+        make_shm_run(tmp_path, 2000, 3, progress)
+    return tmp_path / "run.json"
+
+
+def test_a_run_stopped_half_way_passes_nothing(make_shm_run, tmp_path):
+    path = _stopped_half_way(make_shm_run, tmp_path)
+    run = runfile.load(path)
+    assert run.status == "incomplete"
+    rules = audit(run)
+    assert not any(r.ok for r in rules)
+    assert {r.verdict for r in rules} <= {"fail", "incomplete"}
+    assert {r.name: r for r in rules}["rounds complete"].verdict == "incomplete"
+    result = _audit_cli(path)
+    assert result.exit_code == 1 and "PASS" not in result.output
+    assert "INCOMPLETE  run complete" in result.output
+    as_json = json.loads(_audit_cli(path, "--format", "json").output)
+    assert as_json["verdict"] == "incomplete"
+
+
+def test_an_incomplete_run_with_no_timed_scan_is_not_a_proven_full_scan(tmp_path):
+    # the forgery once printed "PASS full scan proven: 0 scans read every row"
+    def cut(d):
+        d.update(status="incomplete", stop_reason="interrupted (^C)")
+        for m in d["measurements"]:
+            m["repetitions"] = [] if m["query"] == "scan" else m["repetitions"][:2]
+
+    result = _audit_cli(_forge(SN, tmp_path, cut))
+    assert result.exit_code == 1 and "PASS" not in result.output
+    assert "FAIL  full scan proven: no timed scan recorded" in result.output
+
+
+def test_an_incomplete_run_missing_an_earlier_round_still_fails(tmp_path):
+    def cut(d):
+        d.update(status="incomplete", stop_reason="interrupted (^C)")
+        m = _point(d, "F1/join")
+        m["repetitions"] = [r for r in m["repetitions"] if r["round"] != 2]
+
+    rule = _rules(_forge(SN, tmp_path, cut))["rounds complete"]
+    assert rule.verdict == "fail" and "none in round 2" in rule.detail
+
+
+# --------------------------------------------------------------- audit --format json
+
+
+def test_audit_json_gives_each_rules_verdict_and_figures(tmp_path):
+    result = _audit_cli(SN, "--format", "json")
+    assert result.exit_code == 1  # the tiny run is harness-dominated: engine share fails
+    out = json.loads(result.output)
+    assert out["verdict"] == "fail"
+    rules = {r["rule"]: r for r in out["rules"]}
+    assert rules["engine share"]["verdict"] == "fail"
+    assert rules["times within physics"]["verdict"] == "pass"
+    assert rules["times within physics"]["figures"]["timestamped_executions"] == 90
+    assert rules["rounds complete"]["figures"] == {"rounds": 5, "steps": 15}
+    assert set(rules["answers verified"]) == {"rule", "verdict", "detail", "figures"}
