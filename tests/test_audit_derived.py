@@ -350,3 +350,109 @@ def test_audit_json_gives_each_rules_verdict_and_figures(tmp_path):
     assert rules["times within physics"]["figures"]["timestamped_executions"] == 90
     assert rules["rounds complete"]["figures"] == {"rounds": 5, "steps": 15}
     assert set(rules["answers verified"]) == {"rule", "verdict", "detail", "figures"}
+
+
+@pytest.mark.parametrize("rel, ok", [(0.5e-9, True), (2e-9, False)])
+def test_the_calibration_must_match_the_fastest_baseline_repetition_to_1e_9(rel, ok, tmp_path):
+    def nudge(d):
+        m = _point(d, "F1/select", baseline=True)
+        min(m["repetitions"], key=lambda r: r["wall_s"])["wall_s"] *= 1 - rel
+
+    rule = _rules(_forge(SN, tmp_path, nudge))["times within physics"]
+    assert rule.ok is ok, rule
+
+
+@pytest.mark.parametrize("rel, ok", [(0.5e-9, True), (2e-9, False)])
+def test_the_dispatch_calibration_must_be_the_median_overhead_to_1e_9(rel, ok, tmp_path):
+    def nudge(d):
+        d["calibration"]["dispatch_s"][1][1] *= 1 + rel
+
+    rule = _rules(_forge(SN, tmp_path, nudge))["times within physics"]
+    assert rule.ok is ok, rule
+    assert ok or "P=2: calibration dispatch" in rule.detail
+
+
+@pytest.mark.parametrize("early_s, ok", [(0.0, True), (3.0, False)])
+def test_an_execution_ending_after_the_run_finished_fails(early_s, ok, tmp_path):
+    from datetime import UTC, datetime
+
+    def finish_early(d):
+        last = max(
+            r["dispatched_unix"] + r["wall_s"]
+            for m in (*d["measurements"], *d["baseline"])
+            for r in m["repetitions"]
+        )
+        stamp = datetime.fromtimestamp(last - early_s, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        d["finished_utc"] = stamp
+
+    rule = _rules(_forge(SN, tmp_path, finish_early))["times within physics"]
+    assert rule.ok is ok, rule
+
+
+# --------------------------------------------------------------- the stop rule, re-run
+
+REFERENCE = Path(__file__).parent.parent / "runs" / "20261123T130232Z-vm-shared-nothing.json"
+
+
+@pytest.mark.parametrize("target, ok", [(0.13, True), (0.16, False)])
+def test_a_target_ci_stop_is_re_derived_round_by_round(target, ok):
+    # the reference run's widest headline half-width: 0.236 after round 5 ... 0.156 after
+    # 8, 0.149 after 9, 0.127 after 10. With --target-ci 0.13 the rule stops after round
+    # 10, as the file says; with 0.16 it would have stopped after round 8
+    from dataclasses import replace
+
+    from wisconsin.analysis import schedule
+    from wisconsin.analysis.audit import rule_rounds_complete
+
+    run = runfile.load(REFERENCE)
+    cfg = replace(run.config, target_ci=target)
+    said = schedule.stop_reason(
+        run.measurements,
+        10,
+        min_reps=cfg.min_reps,
+        max_reps=11,
+        target_ci=target,
+        elapsed_s=0.0,
+        next_round_s=0.0,
+        time_budget_s=None,
+    )
+    forged = replace(run, config=replace(cfg, max_reps=11), stop_reason=said or "x 10 rounds")
+    rule = rule_rounds_complete(forged)
+    assert rule.ok is ok, rule
+    if ok:
+        assert "target CI met" in rule.detail
+    else:
+        assert "the stop rule stops after round 8 (target CI met" in rule.detail
+
+
+def test_a_stop_reason_the_rule_does_not_give_fails(tmp_path):
+    path = _forge(SN, tmp_path, lambda d: d.update(stop_reason="max reps: 5 rounds (--max-reps 5)"))
+    rule = _rules(path)["rounds complete"]
+    assert not rule.ok and "after 5 rounds the stop rule gives 'min reps" in rule.detail
+
+
+# --------------------------------------------------------------- verdict words
+
+
+def test_the_summary_line_counts_pass_and_fail():
+    result = _audit_cli(SN)
+    assert result.output.endswith("\n10 of 11 rules pass; 1 FAIL\n")
+
+
+def test_an_incomplete_runs_held_rules_say_so_in_their_detail(tmp_path):
+    path = _forge(SN, tmp_path, lambda d: d.update(status="incomplete", stop_reason="x"))
+    rules = audit_file(path)
+    held = [r for r in rules if r.incomplete and r.name != "run complete"]
+    assert held and all(r.detail.startswith("incomplete run: ") for r in held)
+    assert {r.name: r for r in rules}["engine share"].verdict == "fail"  # still broken
+    assert _audit_cli(path).output.endswith(
+        f"0 of 11 rules pass; 1 FAIL; {len(held) + 1} INCOMPLETE (an incomplete run passes "
+        "nothing)\n"
+    )
+
+
+def test_a_passing_file_is_pass_in_json(run_path, tmp_path):
+    from test_audit import quick_harness
+
+    result = _audit_cli(_forge(run_path, tmp_path, quick_harness), "--format", "json")
+    assert result.exit_code == 0 and json.loads(result.output)["verdict"] == "pass"
