@@ -115,7 +115,9 @@ def test_a_stop_reason_whose_round_count_disagrees_fails(tmp_path):
             tmp_path,
             lambda d, s=said: d.update(stop_reason=d["stop_reason"].replace("5 rounds", s)),
         )
-        assert _rules(path)["rounds complete"].ok is ok
+        rule = _rules(path)["rounds complete"]
+        assert rule.ok is ok
+        assert ok or "stop reason says 6 rounds, the file holds 5" in rule.detail
 
 
 def test_rounds_beyond_where_the_stop_rule_stops_fail(run_path, tmp_path):
@@ -456,3 +458,40 @@ def test_a_passing_file_is_pass_in_json(run_path, tmp_path):
 
     result = _audit_cli(_forge(run_path, tmp_path, quick_harness), "--format", "json")
     assert result.exit_code == 0 and json.loads(result.output)["verdict"] == "pass"
+
+
+@pytest.mark.parametrize("delta, ok", [(1, True), (-1, False)])
+def test_a_shared_process_updates_total_must_cover_its_column(delta, ok, run_path, tmp_path):
+    # the shared-memory update records its reads for the whole step, not per partition
+    run = runfile.load(run_path)
+    m = run.measurement("F2", "update")
+    assert all(s.bytes_read is None for s in m.repetitions[0].partitions)
+    need = math.ceil(rules_derived.least_read(m, -1))
+
+    def forge(d):
+        _point(d, "F2/update")["repetitions"][0]["bytes_read"] = need if delta > 0 else need - 1
+
+    rule = _rules(_forge(run_path, tmp_path, forge))["cache state proven"]
+    assert rule.ok is ok, rule
+    assert ok or "F2/update rep 1: cold, read" in rule.detail
+
+
+def test_a_stop_rule_without_its_settings_fails(tmp_path):
+    path = _forge(SN, tmp_path, lambda d: d["config"].update(target_ci=None))
+    rule = _rules(path)["rounds complete"]
+    assert not rule.ok and "(--min-reps, --max-reps, --target-ci) not recorded" in rule.detail
+
+
+def test_a_run_going_on_past_its_first_stopping_round_fails(tmp_path):
+    # --min-reps 1 and no headline ratio: the rule stops after round 1
+    path = _forge(SN, tmp_path, lambda d: d["config"].update(min_reps=1))
+    rule = _rules(path)["rounds complete"]
+    assert not rule.ok and "the stop rule stops after round 1 (min reps" in rule.detail
+
+
+def test_a_time_budget_stop_is_checked_for_its_round_count_only(tmp_path):
+    said = "time budget: {} rounds in 40 s; another (~8 s) would pass --time-budget 45 s"
+    for n, ok in ((5, True), (4, False)):
+        path = _forge(SN, tmp_path, lambda d, n=n: d.update(stop_reason=said.format(n)))
+        rule = _rules(path)["rounds complete"]
+        assert rule.ok is ok, rule

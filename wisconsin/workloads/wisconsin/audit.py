@@ -210,11 +210,9 @@ def _cold_problem(m: Measurement, r: Repetition, shared_process: bool) -> str | 
     unsplit = all(s.bytes_read is None for s in r.partitions) and r.bytes_read is not None
     if unsplit and _one_process_update(m, shared_process):
         # units sharing one process (the shared-memory update): the step's total
-        return (
-            None
-            if r.bytes_read > 0
-            else f"{step_label(m)} rep {r.index}: read nothing from storage"
-        )
+        if r.bytes_read <= 0:
+            return f"{step_label(m)} rep {r.index}: read nothing from storage"
+        return rules_derived.cold_columns_problem(m, r)
     if not r.partitions:
         return f"{step_label(m)} rep {r.index}: no partition recorded what it read"
     full_row = m.query == "scan" and m.variant == "full-row"
