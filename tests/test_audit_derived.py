@@ -62,10 +62,12 @@ NEW_RULES = ("answers verified", "cache state proven", "rounds complete", "times
 
 @pytest.mark.parametrize("src", ["sn", "shm"])
 def test_the_untouched_real_runs_pass_every_re_derived_rule(src, run_path):
-    rules = _rules(SN if src == "sn" else run_path)
+    run = runfile.load(SN if src == "sn" else run_path)
+    rules = {r.name: r for r in audit(run)}
     for name in NEW_RULES:
         assert rules[name].ok, rules[name]
-    assert "re-derived from the tables' size and seed" in rules["answers verified"].detail
+    n = sum(1 + len(m.repetitions) for m in (*run.measurements, *run.baseline))
+    assert f"all {n} re-derived from the tables' size and seed" in rules["answers verified"].detail
     assert "stop rule re-run" in rules["rounds complete"].detail
 
 
@@ -351,6 +353,7 @@ def test_audit_json_gives_each_rules_verdict_and_figures(tmp_path):
     assert rules["times within physics"]["verdict"] == "pass"
     assert rules["times within physics"]["figures"]["timestamped_executions"] == 90
     assert rules["rounds complete"]["figures"] == {"rounds": 5, "steps": 15}
+    assert 0.5 < rules["times within physics"]["figures"]["least_median_over_bound"] < 2
     assert set(rules["answers verified"]) == {"rule", "verdict", "detail", "figures"}
 
 
@@ -374,21 +377,77 @@ def test_the_dispatch_calibration_must_be_the_median_overhead_to_1e_9(rel, ok, t
     assert ok or "P=2: calibration dispatch" in rule.detail
 
 
-@pytest.mark.parametrize("early_s, ok", [(0.0, True), (3.0, False)])
-def test_an_execution_ending_after_the_run_finished_fails(early_s, ok, tmp_path):
+@pytest.mark.parametrize("late_s, ok", [(0.0, True), (1.0, False)])
+def test_an_execution_ending_after_the_run_finished_fails(late_s, ok, tmp_path):
     from datetime import UTC, datetime
 
-    def finish_early(d):
+    def run_long(d):
+        # the run says it finished in the second the last execution was dispatched; that
+        # execution ends 1 s + late_s after the second began (1 s: finished_utc's resolution)
         last = max(
-            r["dispatched_unix"] + r["wall_s"]
-            for m in (*d["measurements"], *d["baseline"])
-            for r in m["repetitions"]
+            (r for m in (*d["measurements"], *d["baseline"]) for r in m["repetitions"]),
+            key=lambda r: r["dispatched_unix"],
         )
-        stamp = datetime.fromtimestamp(last - early_s, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        d["finished_utc"] = stamp
+        second = math.floor(last["dispatched_unix"])
+        last["wall_s"] = second + 1 + late_s - last["dispatched_unix"]
+        d["finished_utc"] = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    rule = _rules(_forge(SN, tmp_path, finish_early))["times within physics"]
+    rule = _rules(_forge(SN, tmp_path, run_long))["times within physics"]
     assert rule.ok is ok, rule
+    assert ok or "ends 2.0 s after the run finished" in rule.detail
+
+
+def test_a_run_without_calibration_or_timeline_fails_physics(tmp_path):
+    rule = _rules(_forge(SN, tmp_path, lambda d: d.update(calibration=None)))
+    assert rule["times within physics"] == rules_derived.Rule(
+        "times within physics", False, "no calibration recorded: no bound to check times against"
+    )
+
+    def unstamped(d):
+        for r in _every(d):
+            r["dispatched_unix"] = None
+
+    rule = _rules(_forge(SN, tmp_path, unstamped))["times within physics"]
+    assert not rule.ok and "no execution records its dispatch time" in rule.detail
+
+
+def _every(d):
+    for m in (*d["measurements"], *d["baseline"]):
+        yield from (m["warmup"], *m["repetitions"])
+
+
+def test_the_columns_least_read_is_their_entropy_over_the_partitions_rows():
+    run = runfile.load(SN)
+    select, average = run.measurement("F2", "select"), run.measurement("F1", "average")
+    # F2: 20,000 rows in two partitions of 10,000; hundpct takes 20,000 values, onepct 200
+    assert rules_derived.partition_rows(select, 0) == 10_000
+    assert rules_derived.least_read(select, 0) == pytest.approx(
+        0.9 * 10_000 * math.log2(20_000) / 8
+    )
+    assert rules_derived.least_read(select, -1) == pytest.approx(
+        0.9 * 20_000 * math.log2(20_000) / 8
+    )
+    assert rules_derived.least_read(average, 0) == pytest.approx(0.9 * 20_000 * math.log2(200) / 8)
+
+
+def test_answers_need_the_tables_and_their_generator(tmp_path):
+    rule = _rules(_forge(SN, tmp_path, lambda d: d.update(tables=[])))["answers verified"]
+    assert not rule.ok and "F1/scan: table F1 not among the run's tables" in rule.detail
+    rule = _rules(
+        _forge(SN, tmp_path, lambda d: [t.update(generator_version="0") for t in d["tables"]])
+    )["answers verified"]
+    assert not rule.ok and "generator version '0', this audit re-derives" in rule.detail
+
+
+def test_an_unknown_query_does_not_stop_the_other_answers_being_checked(tmp_path):
+    def forge(d):
+        d["measurements"][0]["query"] = "nonesuch"
+        d["measurements"][-1]["expected_rows"] += 1
+
+    run = runfile.load(_forge(SN, tmp_path, forge))
+    bad, _ = rules_derived.answer_problems(run, lambda m: m.repetitions)
+    assert any("no answer known for query 'nonesuch'" in b for b in bad)
+    assert any("the generator's table (rows 20000) gives" in b for b in bad)
 
 
 # --------------------------------------------------------------- the stop rule, re-run
@@ -476,8 +535,9 @@ def test_a_shared_process_updates_total_must_cover_its_column(delta, ok, run_pat
     assert ok or "F2/update rep 1: cold, read" in rule.detail
 
 
-def test_a_stop_rule_without_its_settings_fails(tmp_path):
-    path = _forge(SN, tmp_path, lambda d: d["config"].update(target_ci=None))
+@pytest.mark.parametrize("setting", ["min_reps", "max_reps", "target_ci"])
+def test_a_stop_rule_without_its_settings_fails(setting, tmp_path):
+    path = _forge(SN, tmp_path, lambda d: d["config"].update({setting: None}))
     rule = _rules(path)["rounds complete"]
     assert not rule.ok and "(--min-reps, --max-reps, --target-ci) not recorded" in rule.detail
 
@@ -495,3 +555,36 @@ def test_a_time_budget_stop_is_checked_for_its_round_count_only(tmp_path):
         path = _forge(SN, tmp_path, lambda d, n=n: d.update(stop_reason=said.format(n)))
         rule = _rules(path)["rounds complete"]
         assert rule.ok is ok, rule
+
+
+# --------------------------------------------------------------- files from before rounds
+
+
+def test_a_file_from_before_rounds_holds_repetitions_1_to_repeat(tmp_path):
+    old = Path(__file__).parent / "fixtures" / "run_real.json"
+    rule = _rules(old)["rounds complete"]
+    assert rule.ok and rule.detail == "every measurement holds repetitions 1..5 (--repeat 5)"
+    assert rule.figures == (("rounds", 5.0),)
+    for forge in (
+        lambda d: d["measurements"][0].update(repetitions=d["measurements"][0]["repetitions"][1:]),
+        lambda d: d["config"].update(repeat=6),
+    ):
+        rule = _rules(_forge(old, tmp_path, forge))["rounds complete"]
+        assert not rule.ok and "the run's --repeat gives 1.." in rule.detail, rule
+
+
+def test_a_repetition_whose_index_is_not_its_round_fails(tmp_path):
+    def forge(d):
+        _point(d, "F2/scan")["repetitions"][2]["index"] = 7
+
+    rule = _rules(_forge(SN, tmp_path, forge))["rounds complete"]
+    assert not rule.ok and rule.detail == "F2/scan: a repetition's index is not its round"
+
+
+def test_a_repetition_twice_in_a_round_names_no_missing_round(tmp_path):
+    def forge(d):
+        m = _point(d, "F2/scan")
+        m["repetitions"].append(dict(m["repetitions"][1]))
+
+    rule = _rules(_forge(SN, tmp_path, forge))["rounds complete"]
+    assert not rule.ok and rule.detail == "F2/scan: timed in rounds [1, 2, 2, 3, 4, 5]"
