@@ -310,7 +310,11 @@ def test_a_run_stopped_half_way_passes_nothing(make_shm_run, tmp_path):
     rules = audit(run)
     assert not any(r.ok for r in rules)
     assert {r.verdict for r in rules} <= {"fail", "incomplete"}
-    assert {r.name: r for r in rules}["rounds complete"].verdict == "incomplete"
+    rounds = {r.name: r for r in rules}["rounds complete"]
+    assert (
+        rounds.verdict == "incomplete"
+        and "round 3 partial (the run stopped in it)" in rounds.detail
+    )
     result = _audit_cli(path)
     assert result.exit_code == 1 and "PASS" not in result.output
     assert "INCOMPLETE  run complete" in result.output

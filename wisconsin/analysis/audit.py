@@ -264,15 +264,19 @@ def rule_rounds_complete(run: Run) -> Rule:
     figures = (("rounds", float(done)), ("steps", float(len(placed))))
     if bad:
         return Rule(name, False, summary(bad), figures)
+    partial = any(done not in {r.round for r in m.repetitions} for _, m in placed)
+    whole = done - partial
     how = (
         f"the stop rule re-run on these times stops after round {done}: {run.stop_reason}"
         if finished
-        else "the last round may be partial (incomplete run)"
+        else f"round {done} partial (the run stopped in it)"
+        if partial
+        else "then the run stopped"
     )
     return Rule(
         name,
         True,
-        f"all {len(placed)} steps timed once in each of rounds 1..{done}; {how}",
+        f"all {len(placed)} steps timed once in each of rounds 1..{whole}; {how}",
         figures,
     )
 
