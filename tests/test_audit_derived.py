@@ -82,6 +82,10 @@ def test_one_repetition_deleted_fails(src, run_path, tmp_path):
 
     rule = _rules(_forge(SN if src == "sn" else run_path, tmp_path, drop))["rounds complete"]
     assert not rule.ok and "F2/select: timed in rounds [1, 2, 4, 5" in rule.detail, rule
+    assert (
+        dict(rule.figures)["rounds"]
+        == len(runfile.load(SN if src == "sn" else run_path).rounds) - 1
+    )
     assert "none in round 3" in rule.detail
 
 
@@ -424,7 +428,9 @@ def test_the_columns_least_read_is_their_entropy_over_the_partitions_rows():
     run = runfile.load(SN)
     select, average = run.measurement("F2", "select"), run.measurement("F1", "average")
     # F2: 20,000 rows in two partitions of 10,000; hundpct takes 20,000 values, onepct 200
-    assert rules_derived.partition_rows(select, 0) == 10_000
+    assert (
+        rules_derived.partition_rows(select, 0) == rules_derived.partition_rows(select, 1) == 10_000
+    )
     assert rules_derived.least_read(select, 0) == pytest.approx(
         0.9 * 10_000 * math.log2(20_000) / 8
     )
@@ -592,3 +598,40 @@ def test_a_repetition_twice_in_a_round_names_no_missing_round(tmp_path):
 
     rule = _rules(_forge(SN, tmp_path, forge))["rounds complete"]
     assert not rule.ok and rule.detail == "F2/scan: timed in rounds [1, 2, 2, 3, 4, 5]"
+
+
+def test_a_round_missing_from_the_rounds_fails(tmp_path):
+    path = _forge(
+        SN, tmp_path, lambda d: d.update(rounds=[r for r in d["rounds"] if r["index"] != 3])
+    )
+    rule = _rules(path)["rounds complete"]
+    assert not rule.ok and "timed rounds [1, 2, 4, 5], the run's 5 rounds are 1..5" in rule.detail
+
+
+def test_the_baselines_f1_not_among_the_tables_is_the_same_data_as_f2(tmp_path):
+    # a run at P = 2, 4 lists no F1 table, yet its baseline ran on F1: the same rows and seed
+    def no_f1(d):
+        d["tables"] = [t for t in d["tables"] if t["name"] != "F1"]
+
+    assert _rules(_forge(SN, tmp_path, no_f1))["answers verified"].ok
+
+
+def test_an_older_runners_median_calibration_is_re_derived_too():
+    # runners before 2026-11-24 calibrated from the baseline's median repetition
+    old = Path(__file__).parent / "fixtures" / "run_real_cold.json"
+    assert _rules(old)["times within physics"].ok
+
+
+@pytest.mark.parametrize("read, ok", [("data", True), ("page", False)])
+def test_a_cold_predicate_column_scan_must_read_its_column(read, ok, tmp_path):
+    def forge(d):
+        d["config"]["scan_variant"] = "predicate-column"
+        for m in d["measurements"]:
+            if m["query"] == "scan":
+                m["variant"] = "predicate-column"
+                for s in m["repetitions"][0]["partitions"]:
+                    s["bytes_read"] = 4096 if read == "page" else s["bytes_read"]
+
+    rule = _rules(_forge(SN, tmp_path, forge))["cache state proven"]
+    assert rule.ok is ok, rule
+    assert ok or "entropy of hundpct" in rule.detail

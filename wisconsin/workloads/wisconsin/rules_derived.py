@@ -190,10 +190,9 @@ def _calibration_problems(run: Run) -> list[str]:
     single-thread rates from the baseline's fastest repetitions, the dispatch times from
     the median overhead per P."""
     cal = run.calibration
-    base = run.baseline or tuple(m for m in run.measurements if m.table == "F1")
     bad = []
     rates = dict(cal.scan_rows_per_s)
-    for m in base:
+    for m in run.baseline:  # the runner writes the baseline it calibrated from
         if m.query in rates and m.times:
             # today's runner: the fastest repetition; runners before 2026-11-24: the median
             want = m.rows / min(m.times), m.rows / metrics.median(m.times)
