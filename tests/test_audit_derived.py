@@ -317,7 +317,7 @@ def test_a_run_stopped_half_way_passes_nothing(make_shm_run, tmp_path):
     rounds = {r.name: r for r in rules}["rounds complete"]
     assert (
         rounds.verdict == "incomplete"
-        and "round 3 partial (the run stopped in it)" in rounds.detail
+        and "each of rounds 1..2; round 3 partial (the run stopped in it)" in rounds.detail
     )
     result = _audit_cli(path)
     assert result.exit_code == 1 and "PASS" not in result.output
@@ -513,6 +513,9 @@ def test_the_summary_line_counts_pass_and_fail():
 def test_an_incomplete_runs_held_rules_say_so_in_their_detail(tmp_path):
     path = _forge(SN, tmp_path, lambda d: d.update(status="incomplete", stop_reason="x"))
     rules = audit_file(path)
+    assert {r.name: r for r in rules}["rounds complete"].detail.endswith(
+        "each of rounds 1..5; then the run stopped"
+    )
     held = [r for r in rules if r.incomplete and r.name != "run complete"]
     assert held and all(r.detail.startswith("incomplete run: ") for r in held)
     assert {r.name: r for r in rules}["engine share"].verdict == "fail"  # still broken
