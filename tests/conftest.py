@@ -34,3 +34,35 @@ def netns_cluster_factory(tmp_path):
     yield make
     for cluster in clusters:
         cluster.stop()
+
+
+def shm_run(where, rows, seed, progress=None):
+    """A real shared-memory cold run in `where`: F of `rows` rows at P = 1, 2, every query,
+    >= 5 rounds; its run file's path (progress: the runner's callback)."""
+    from wisconsin.builds import build_tables
+    from wisconsin.measure.runner import RunOptions, run
+    from wisconsin.store import TableSpec
+    from wisconsin.workloads.wisconsin.queries import CATALOG
+
+    build_tables(where / "data", [TableSpec("F", rows, p, seed) for p in (1, 2)], jobs=2)
+    out = where / "run.json"
+    opts = RunOptions(
+        catalog=CATALOG,
+        data_dir=str(where / "data"),
+        mode="shared-memory",
+        kinds=("F",),
+        out=str(out),
+        min_reps=5,
+    )
+    return run(opts, progress=progress)[1]
+
+
+@pytest.fixture(scope="session")
+def run_path(tmp_path_factory):
+    """A real shared-memory cold run of 3000 rows (the audit tests forge copies of it)."""
+    return shm_run(tmp_path_factory.mktemp("shm"), 3000, 7)
+
+
+@pytest.fixture
+def make_shm_run():
+    return shm_run

@@ -5,8 +5,10 @@ rounds re-derived from the recorded stop rule's seeds). Each workload supplies i
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from wisconsin import WisconsinError
 from wisconsin.analysis import schedule
@@ -18,6 +20,35 @@ class Rule:
     name: str
     ok: bool
     detail: str
+    # the figures the verdict was judged on (name -> number), for `audit --format json`
+    figures: tuple[tuple[str, float], ...] = ()
+    # held on an incomplete run's evidence so far: not a pass (ok is then False)
+    incomplete: bool = False
+
+    @property
+    def verdict(self) -> str:
+        return "incomplete" if self.incomplete else ("pass" if self.ok else "fail")
+
+
+def mark_incomplete(rules: list[Rule], status_rule: str) -> list[Rule]:
+    """An incomplete run's rules: what held so far, and the rule naming the status, say
+    "incomplete", never PASS; a rule its evidence already breaks still fails."""
+    return [
+        replace(r, ok=False, incomplete=True, detail=f"incomplete run: {r.detail}")
+        if r.ok
+        else replace(r, incomplete=True)
+        if r.name == status_rule
+        else r
+        for r in rules
+    ]
+
+
+def overall(rules: list[Rule]) -> str:
+    """The audit's one word: incomplete if the run is (whatever else failed: it is no
+    result), else pass if every rule passes, else fail."""
+    if any(r.incomplete for r in rules):
+        return "incomplete"
+    return "pass" if all(r.ok for r in rules) else "fail"
 
 
 def summary(bad: list[str]) -> str:
@@ -60,6 +91,14 @@ def _steps(run: Run) -> list[schedule.Step]:
     return steps
 
 
+def _placed(run: Run) -> list[tuple[str, Measurement]]:
+    """Every step's measurement under its round-order label (the baseline's prefixed)."""
+    placed = [(step_label(m), m) for m in run.measurements]
+    if not _own_baseline(run):
+        placed += [(f"{schedule.BASELINE}:{step_label(m)}", m) for m in run.baseline]
+    return placed
+
+
 def rule_interleaved(run: Run) -> Rule:
     name = "repetitions interleaved"
     if not run.config.interleaved or not run.rounds:
@@ -88,9 +127,7 @@ def rule_interleaved(run: Run) -> Rule:
                 f"round {rnd.index}: order is not the shuffle seed {want} gives the run's "
                 f"{len(steps)} steps"
             )
-    placed = [(step_label(m), m) for m in run.measurements]
-    if not _own_baseline(run):
-        placed += [(f"{schedule.BASELINE}:{step_label(m)}", m) for m in run.baseline]
+    placed = _placed(run)
     taken: dict[tuple[int, int], tuple[int, str]] = {}
     for label, m in placed:
         seen: set[int] = set()
@@ -129,6 +166,173 @@ def rule_interleaved(run: Run) -> Rule:
     )
 
 
+ROUNDS_SAID = re.compile(r"(\d+) rounds")
+
+
+def _truncated(run: Run, k: int) -> list[Measurement]:
+    """The measurements as the stop rule saw them after timed round k."""
+    return [
+        replace(m, repetitions=tuple(r for r in m.repetitions if (r.round or 0) <= k))
+        for m in run.measurements
+    ]
+
+
+def _stop_problems(run: Run, done: int) -> list[str]:
+    """The recorded stop reason against the stop rule re-run on the file's own times after
+    each round: it must not have stopped earlier, and must stop here for the reason given.
+    A time budget's stop is checked for its round count only (elapsed time is the clock's)."""
+    c, reason = run.config, run.stop_reason
+    if c.min_reps is None or c.max_reps is None or c.target_ci is None:
+        return ["the stop rule's settings (--min-reps, --max-reps, --target-ci) not recorded"]
+    said = ROUNDS_SAID.search(reason)
+    if said is None:
+        return [f"stop reason {reason!r} names no round count"]
+    if int(said.group(1)) != done:
+        return [f"stop reason says {said.group(1)} rounds, the file holds {done}"]
+
+    flag = "--repeat" if "(--repeat " in reason else "--max-reps"  # as the user typed it
+
+    def rule_at(k: int) -> str:
+        cut = replace(run, measurements=_truncated(run, k))
+        return schedule.stop_reason(
+            cut.measurements,
+            k,
+            min_reps=c.min_reps,
+            max_reps=c.max_reps,
+            target_ci=c.target_ci,
+            elapsed_s=0.0,
+            next_round_s=0.0,
+            time_budget_s=None,  # a budget only stops sooner: earlier rounds must go on
+            blocks=cut.times_by_block if c.blocks else None,
+            max_flag=flag,
+        )
+
+    per_block = c.block_rounds or 1  # the runner asks the rule at the end of a block only
+    for k in range(1, done):
+        if k % per_block:
+            continue
+        early = rule_at(k)
+        if early:
+            return [f"the stop rule stops after round {k} ({early}), yet {done} rounds are held"]
+    if reason.startswith("time budget:"):
+        return []
+    again = rule_at(done)
+    if again != reason:
+        return [
+            f"after {done} rounds the stop rule gives {again or 'another round'!r}, the file "
+            f"says {reason!r}"
+        ]
+    return []
+
+
+def rule_blocks(run: Run) -> Rule:
+    """Blocks as recorded: each timed round's block follows from its index and the recorded
+    rounds per block, and a local shared-nothing run started fresh workers before each block
+    but the first (their start-up seconds in that round), and never within a block. Files
+    from before blocks: one block, run-to-run variation unknown (not a failure)."""
+    name = "blocks"
+    c = run.config
+    if not c.blocks:
+        return Rule(
+            name, True, "a file from before blocks: one block; run-to-run variation unknown"
+        )
+    k = c.block_rounds or 0
+    want_k = max(1, (c.min_reps or 1) // c.blocks)
+    if k != want_k:
+        return Rule(
+            name, False, f"{k} rounds per block recorded; --min-reps {c.min_reps} over "
+            f"{c.blocks} blocks gives {want_k}",
+        )  # fmt: skip
+    timed = [r for r in run.rounds if r.index > 0]
+    bad = [
+        f"round {r.index} in block {r.block}, not {(r.index - 1) // k + 1}"
+        for r in timed
+        if r.block != (r.index - 1) // k + 1
+    ]
+    fresh = c.mode == "shared-nothing" and not c.cluster
+    firsts = {r.index for r in timed if r.index > 1 and (r.index - 1) % k == 0}
+    for r in timed:
+        if r.index in firsts and fresh and not r.fresh_workers_s:
+            bad.append(f"round {r.index} starts block {r.block} without fresh workers recorded")
+        if r.index not in firsts and r.fresh_workers_s:
+            bad.append(f"round {r.index} restarted the workers inside block {r.block}")
+    if bad:
+        return Rule(name, False, summary(bad))
+    n = len({r.block for r in timed})
+    how = "fresh worker processes before each" if fresh else "one set of processes throughout"
+    return Rule(
+        name,
+        True,
+        f"{n} block(s) of {k} round(s), {how}"
+        + ("" if n > 1 else "; one block: run-to-run variation unknown"),
+        (("blocks", float(n)),),
+    )
+
+
+def rule_rounds_complete(run: Run) -> Rule:
+    """Every step has one timed repetition in each timed round 1..R, R the rounds the run
+    says it ran, and the stop rule re-run on the file stops exactly at R: a repetition or a
+    round deleted (the slowest, say) breaks it. Files from before rounds: repetitions
+    1..repeat."""
+    name = "rounds complete"
+    finished = run.status == "complete"
+    placed = (
+        _placed(run) if run.config.interleaved else [(step_label(m), m) for m in run.measurements]
+    )
+    bad: list[str] = []
+    if not run.config.interleaved:
+        want = list(range(1, run.config.repeat + 1))
+        for label, m in placed:
+            have = sorted(r.index for r in m.repetitions)
+            if have != want:
+                bad.append(
+                    f"{label}: repetitions {have[:6]}, the run's --repeat gives 1..{len(want)}"
+                )
+        if bad:
+            return Rule(name, False, summary(bad))
+        return Rule(
+            name,
+            True,
+            f"every measurement holds repetitions 1..{len(want)} (--repeat {len(want)})",
+            (("rounds", float(len(want))),),
+        )
+    timed = sorted(r.index for r in run.rounds if r.index > 0)
+    done = run.config.repeat if finished else max(timed, default=0)
+    if timed != list(range(1, done + 1)):
+        bad.append(f"timed rounds {timed[:8]}, the run's {done} rounds are 1..{done}")
+    for label, m in placed:
+        rounds = sorted(r.round or 0 for r in m.repetitions)
+        whole = list(range(1, done + 1))
+        if rounds != whole and not (not finished and rounds == whole[:-1]):
+            missing = sorted(set(whole) - set(rounds))
+            bad.append(
+                f"{label}: timed in rounds {rounds[:8]}"
+                + (f", none in round {', '.join(map(str, missing[:4]))}" if missing else "")
+            )
+        elif any(r.index != r.round for r in m.repetitions):
+            bad.append(f"{label}: a repetition's index is not its round")
+    if finished and not bad:
+        bad += _stop_problems(run, done)
+    figures = (("rounds", float(done)), ("steps", float(len(placed))))
+    if bad:
+        return Rule(name, False, summary(bad), figures)
+    partial = any(done not in {r.round for r in m.repetitions} for _, m in placed)
+    whole = done - partial
+    how = (
+        f"the stop rule re-run on these times stops after round {done}: {run.stop_reason}"
+        if finished
+        else f"round {done} partial (the run stopped in it)"
+        if partial
+        else "then the run stopped"
+    )
+    return Rule(
+        name,
+        True,
+        f"all {len(placed)} steps timed once in each of rounds 1..{whole}; {how}",
+        figures,
+    )
+
+
 def checked(rule: Callable[[Run], Rule], run: Run, names: Mapping) -> Rule:
     """A rule whose evidence is malformed (a position past its round, an order label that
     is not table/query, ...) fails in one line instead of raising. names: rule -> its name."""
@@ -140,9 +344,34 @@ def checked(rule: Callable[[Run], Rule], run: Run, names: Mapping) -> Rule:
 
 
 def format_rules(rules: list[Rule]) -> str:
-    lines = [f"{'PASS' if r.ok else 'FAIL'}  {r.name}: {r.detail}" for r in rules]
-    failed = sum(not r.ok for r in rules)
+    lines = [f"{r.verdict.upper()}  {r.name}: {r.detail}" for r in rules]
+    failed = sum(r.verdict == "fail" for r in rules)
+    unfinished = sum(r.incomplete for r in rules)
     lines.append(
-        f"{len(rules) - failed} of {len(rules)} rules pass" + (f"; {failed} FAIL" if failed else "")
+        f"{sum(r.ok for r in rules)} of {len(rules)} rules pass"
+        + (f"; {failed} FAIL" if failed else "")
+        + (f"; {unfinished} INCOMPLETE (an incomplete run passes nothing)" if unfinished else "")
     )
     return "\n".join(lines) + "\n"
+
+
+def rules_json(rules: list[Rule]) -> str:
+    """`audit --format json`: the overall verdict and each rule's verdict and figures."""
+    return (
+        json.dumps(
+            {
+                "verdict": overall(rules),
+                "rules": [
+                    {
+                        "rule": r.name,
+                        "verdict": r.verdict,
+                        "detail": r.detail,
+                        "figures": dict(r.figures),
+                    }
+                    for r in rules
+                ],
+            },
+            indent=1,
+        )
+        + "\n"
+    )

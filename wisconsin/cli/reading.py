@@ -155,13 +155,22 @@ def compare(run_a, run_b, force, fmt, more_a, more_b, fail_slower) -> None:
 
 @click.command()
 @click.argument("run_file", type=click.Path(dir_okay=False))
-def audit(run_file) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: the overall verdict and each rule's verdict, detail and figures.",
+)
+def audit(run_file, fmt) -> None:
     """Re-check a run file alone: every measurement rule (Wisconsin), or every audit
-    invariant recomputed from its figures (DebitCredit); exit 1 if any rule fails."""
+    invariant recomputed from its figures (DebitCredit); exit 1 unless every rule passes
+    (an incomplete run passes nothing)."""
     from wisconsin import workloads
-    from wisconsin.workloads.wisconsin.audit import format_rules
+    from wisconsin.workloads.wisconsin.audit import format_rules, rules_json
 
     rules = workloads.of_runs([run_file]).audit_file(run_file)
-    click.echo(format_rules(rules), nl=False)
+    click.echo((rules_json if fmt == "json" else format_rules)(rules), nl=False)
     if not all(r.ok for r in rules):
         sys.exit(1)

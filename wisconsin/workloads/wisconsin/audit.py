@@ -14,19 +14,24 @@ from collections.abc import Iterable
 
 from wisconsin import WisconsinError, generator
 from wisconsin.analysis import metrics, schedule
-from wisconsin.analysis.audit import (  # noqa: F401  (Rule, format_rules: re-exported)
+from wisconsin.analysis.audit import (  # noqa: F401  (Rule, format_rules...: re-exported)
     Rule,
     checked,
     coverage,
     format_rules,
+    mark_incomplete,
+    rule_blocks,
     rule_interleaved,
+    rule_rounds_complete,
+    rules_json,
     step_label,
     summary,
 )
 from wisconsin.measure import runner
 from wisconsin.runfiles import runfile
 from wisconsin.runfiles.runfile import CacheState, Measurement, Repetition, Run
-from wisconsin.workloads.wisconsin import queries
+from wisconsin.workloads.wisconsin import queries, rules_derived
+from wisconsin.workloads.wisconsin.rules_derived import ANSWER_REL_TOL, rule_physics
 
 COLD_SCAN_MIN = 0.90  # the share of its data a cold full-row scan must read
 # A warm timed repetition reading more than this share of its data from storage did not find
@@ -39,7 +44,6 @@ MIN_REPS = 5
 # wall_s, as the runner computes it (execution.execute_once); this allows float rounding.
 SHARE_REL_TOL = 1e-4
 SHARE_ABS_TOL = 1e-6
-ANSWER_REL_TOL = 1e-9  # one AVG over the same data: equal up to summation order
 
 
 def _all_reps(m: Measurement) -> Iterable[Repetition]:
@@ -207,11 +211,9 @@ def _cold_problem(m: Measurement, r: Repetition, shared_process: bool) -> str | 
     unsplit = all(s.bytes_read is None for s in r.partitions) and r.bytes_read is not None
     if unsplit and _one_process_update(m, shared_process):
         # units sharing one process (the shared-memory update): the step's total
-        return (
-            None
-            if r.bytes_read > 0
-            else f"{step_label(m)} rep {r.index}: read nothing from storage"
-        )
+        if r.bytes_read <= 0:
+            return f"{step_label(m)} rep {r.index}: read nothing from storage"
+        return rules_derived.cold_columns_problem(m, r)
     if not r.partitions:
         return f"{step_label(m)} rep {r.index}: no partition recorded what it read"
     full_row = m.query == "scan" and m.variant == "full-row"
@@ -226,6 +228,8 @@ def _cold_problem(m: Measurement, r: Repetition, shared_process: bool) -> str | 
                 return f"{where}: read {s.bytes_read:,} of {s.data_bytes:,} data bytes (< {COLD_SCAN_MIN:.0%})"
         elif s.bytes_read <= 0:
             return f"{where}: read nothing from storage"
+    if not full_row:
+        return rules_derived.cold_columns_problem(m, r)
     if full_row:
         # held to the table's size too, so shrinking data_bytes with bytes_read proves
         # nothing (data_bytes may grow over a run: a table re-opened after updates)
@@ -437,6 +441,8 @@ def rule_verified(run: Run) -> Rule:
                     f"{step_label(m)} rep {r.index}: {r.rows} rows, expected {m.expected_rows}"
                 )
     bad += _answer_problems(run)
+    derived, judged = rules_derived.answer_problems(run, _all_reps)
+    bad += derived
     if bad:
         return Rule(
             "answers verified",
@@ -444,7 +450,13 @@ def rule_verified(run: Run) -> Rule:
             summary(bad),
         )
     n = sum(1 for m in (*run.measurements, *run.baseline) for _ in _all_reps(m))
-    return Rule("answers verified", True, f"{n} executions returned the expected answer")
+    return Rule(
+        "answers verified",
+        True,
+        f"{n} executions returned the expected answer; all {judged} re-derived from the "
+        "tables' size and seed with the generator",
+        (("executions", float(n)),),
+    )
 
 
 # The durability settings a runner of this project has written, word for word: the current
@@ -515,8 +527,11 @@ RULES = (
     rule_engine_share,
     rule_durability,
     rule_interleaved,
+    rule_rounds_complete,
+    rule_blocks,
     rule_repetitions,
     rule_baseline,
+    rule_physics,
 )
 
 
@@ -528,13 +543,18 @@ NAMES = {
     rule_engine_share: "engine share",
     rule_durability: "durability on",
     rule_interleaved: "repetitions interleaved",
+    rule_rounds_complete: "rounds complete",
+    rule_blocks: "blocks",
+    rule_physics: "times within physics",
     rule_repetitions: "enough repetitions",
     rule_baseline: "single-thread baseline",
 }
 
 
 def audit(run: Run) -> list[Rule]:
-    return [checked(rule, run, NAMES) for rule in RULES]
+    rules = [checked(rule, run, NAMES) for rule in RULES]
+    # an incomplete run passes nothing: what held so far says "incomplete"
+    return mark_incomplete(rules, "run complete") if run.status != "complete" else rules
 
 
 def audit_file(path: str | os.PathLike) -> list[Rule]:
