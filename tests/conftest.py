@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _own_tempdir(tmp_path_factory, monkeypatch):
+    """Each test's temporary files (and its subprocesses': TMPDIR) go to a directory of its
+    own, removed when it ends: what library code puts in the temp directory (e.g. Dask logs
+    of an engine given no output directory) never accumulates (.ci/tmpcheck)."""
+    tmp_path_factory.getbasetemp()  # pytest's own base stays where it is
+    own = tempfile.mkdtemp(prefix="wisconsin-test-")
+    monkeypatch.setattr(tempfile, "tempdir", own)
+    monkeypatch.setenv("TMPDIR", own)
+    yield
+    shutil.rmtree(own, ignore_errors=True)
 
 
 @pytest.fixture

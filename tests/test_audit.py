@@ -84,7 +84,7 @@ def quick_harness(data):
 def test_every_rule_passes_when_the_points_are_long_enough(run_path, tmp_path):
     result = _cli("audit", str(_edit(run_path, tmp_path, quick_harness)))
     assert result.exit_code == 0, result.output
-    assert "FAIL" not in result.output and result.output.endswith("\n11 of 11 rules pass\n")
+    assert "FAIL" not in result.output and result.output.endswith("\n12 of 12 rules pass\n")
 
 
 def _recalibrate(data):

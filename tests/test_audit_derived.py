@@ -507,7 +507,7 @@ def test_a_stop_reason_the_rule_does_not_give_fails(tmp_path):
 
 def test_the_summary_line_counts_pass_and_fail():
     result = _audit_cli(SN)
-    assert result.output.endswith("\n10 of 11 rules pass; 1 FAIL\n")
+    assert result.output.endswith("\n11 of 12 rules pass; 1 FAIL\n")
 
 
 def test_an_incomplete_runs_held_rules_say_so_in_their_detail(tmp_path):
@@ -520,7 +520,7 @@ def test_an_incomplete_runs_held_rules_say_so_in_their_detail(tmp_path):
     assert held and all(r.detail.startswith("incomplete run: ") for r in held)
     assert {r.name: r for r in rules}["engine share"].verdict == "fail"  # still broken
     assert _audit_cli(path).output.endswith(
-        f"0 of 11 rules pass; 1 FAIL; {len(held) + 1} INCOMPLETE (an incomplete run passes "
+        f"0 of 12 rules pass; 1 FAIL; {len(held) + 1} INCOMPLETE (an incomplete run passes "
         "nothing)\n"
     )
 

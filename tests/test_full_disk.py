@@ -92,6 +92,7 @@ def test_duckdb_hitting_a_full_disk_mid_run_is_one_line_and_the_table_stays(tmp_
         res = CliRunner().invoke(cli, [
             "run", "--data", str(mnt / "data"), "--tables", "F", "--mode", mode,
             "--repeat", "1", "--queries", "update,select", "--quiet", "--out", str(tmp_path / "runs"),
+            "--cache", "warm",  # a tmpfs cannot be evicted: cold is refused up front there
         ])  # fmt: skip
         assert res.exit_code == 2, res.output
         (line,) = res.output.strip().splitlines()

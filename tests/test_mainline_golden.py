@@ -157,7 +157,7 @@ def mask_bench(text: str, data: str | os.PathLike, out: str | os.PathLike) -> st
         if line.startswith("noise before the run:"):
             continue  # the preflight's findings: this machine's load at that moment
         if line.startswith("disk: tables "):
-            line = re.sub(r"\d+ MB|[\d.]+ GB", "<SIZE>", line)
+            line = re.sub(r"[\d.]+ [KMGT]?B\b", "<SIZE>", line)
         # the verdict block: its numbers and the sentences built from them
         if section == "Verdict":
             if line.startswith("  ") and not line.startswith("  wisconsin report"):
