@@ -2,6 +2,7 @@
 (non-editable) wisconsin still record which code measured them."""
 
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -23,7 +24,14 @@ class CustomBuildHook(BuildHookInterface):
         commit = _git(self.root, "rev-parse", "HEAD") or "unknown"
         if commit != "unknown" and _git(self.root, "status", "--porcelain", "--untracked-files=no"):
             commit += "-dirty"
-        path = os.path.join(tempfile.mkdtemp(), "_build_info.py")
+        self._stamp_dir = tempfile.mkdtemp(prefix="wisconsin-build-")
+        path = os.path.join(self._stamp_dir, "_build_info.py")
         with open(path, "w") as fh:
             fh.write(f'"""Written at build time by hatch_build.py."""\n\nGIT_COMMIT = "{commit}"\n')
         build_data["force_include"][path] = "wisconsin/_build_info.py"
+
+    def finalize(self, version, build_data, artifact_path):
+        # the wheel holds the stamp now: nothing of the build stays in $TMPDIR
+        stamp_dir = getattr(self, "_stamp_dir", None)
+        if stamp_dir:
+            shutil.rmtree(stamp_dir, ignore_errors=True)
