@@ -222,14 +222,21 @@ def observed_remote(result: PartitionResult) -> float:
     return sum(s.distributed for s in result.steps) / committed if committed else 0.0
 
 
+def claimed_tps(run: DebitCreditRun, result: PartitionResult) -> tuple[float, str]:
+    """The throughput this P claims (the larger of the rule's tps and the peak) and how it
+    was got; with no steady step, the best rate delivered, named as such."""
+    cfg = run.config
+    claim = max(rule_tps(result, cfg.rule_share, cfg.rule_limit_s).median, peak_tps(result).median)
+    if claim <= 0:
+        return best_delivered(result), "delivered by an unsteady step"
+    return claim, "measured"
+
+
 def scaled_verdict(run: DebitCreditRun, result: PartitionResult) -> tuple[bool, str]:
     """Is the database big enough for the throughput claimed (the rule: 100,000 accounts/tps)?"""
     cfg = run.config
     rated = cfg.sizing.rated_tps_per_partition * result.partitions
-    claim = max(rule_tps(result, cfg.rule_share, cfg.rule_limit_s).median, peak_tps(result).median)
-    what = "measured"
-    if claim <= 0:  # no steady step: judge the best rate delivered, named as such
-        claim, what = best_delivered(result), "delivered by an unsteady step"
+    claim, what = claimed_tps(run, result)
     if not cfg.sizing.by_the_rules:
         return False, "not scaled: tellers or accounts per branch differ from the standard's"
     if claim <= rated:
@@ -247,9 +254,7 @@ def scale_label(run: DebitCreditRun) -> str:
     for r in run.results:
         scaled, _ = scaled_verdict(run, r)
         ok &= scaled
-        cfg = run.config
-        claim = max(rule_tps(r, cfg.rule_share, cfg.rule_limit_s).median, peak_tps(r).median)
-        claim = claim if claim > 0 else best_delivered(r)
+        claim, _ = claimed_tps(run, r)
         size = f", {r.db_bytes / 1e6:,.0f} MB on disk" if r.db_bytes else ""
         parts.append(f"P={r.partitions}: {r.accounts:,} accounts for {claim:.1f} tps{size}")
     head = "scaled" if ok and parts else "not scaled"
