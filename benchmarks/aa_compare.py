@@ -6,15 +6,20 @@ p-values), and a run of this script does only the pairs still missing. Its table
 files live in --work (outside the repository, kept between sessions to reuse the tables).
 
 Pairs (same command, same data, default blocks):
-- "aa": two runs of one F table (P = 1, 2), cold, shared-nothing, --repeat 6 --blocks 3;
+- "aa": two runs of one F table (P = 1, 2), cold, shared-nothing, --repeat 10 and the default
+  --blocks (10 blocks of 1 round; rows record their blocks, and only pairs at the current
+  default count: the 3-block pairs of 2026-11-25 stay in the file as history);
 - "power": A on that table, B on a table 25% larger (--force: the sizes differ by design);
   the cold scan should be found slower (ratio near 1.25).
 
 Then, from the recorded block summaries only (not from a model of them):
 - the real pairs: how many had any significant point after Holm;
-- 1,000 A/A compares built by drawing, per point, 3 blocks for A and 3 for B from all blocks
-  the A/A runs recorded (bootstrap of block medians across runs): the family-wise false-positive
-  rate with its 95% Wilson interval;
+- 1,000 A/A compares built by drawing, per point, the default number of blocks for A and for B
+  from all blocks the A/A runs recorded (bootstrap of block medians across runs): the
+  family-wise false-positive rate with its 95% Wilson interval;
+- power against blocks: 1,000 A/A' compares per block count (3, 5, 7, 10), drawing blocks of A
+  from the power pairs' A runs and of B from their B runs: how often the F2 scan is found slower
+  under Holm over all points;
 - the coverage of the long-run speedup (the median over every recorded block) by the block
   interval at 3 and 10 blocks, resampled the same way.
 
@@ -39,8 +44,8 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIRS = ROOT / "benchmarks" / "results" / "aa-compare-pairs.jsonl"
-RUN = ["--tables", "F", "--mode", "shared-nothing", "--cache", "cold", "--repeat", "6",
-       "--blocks", "3", "--quiet"]  # fmt: skip
+RUN = ["--tables", "F", "--mode", "shared-nothing", "--cache", "cold", "--repeat", "10",
+       "--quiet"]  # fmt: skip
 
 
 def wisconsin(*args) -> subprocess.CompletedProcess:
@@ -82,10 +87,12 @@ def record_pair(kind: str, index: int, a: Path, b: Path) -> dict:
     from wisconsin.runfiles import runfile
     from wisconsin.workloads.wisconsin.compare import compare_runs
 
-    c = compare_runs(runfile.load(a), runfile.load(b), force=kind == "power")
+    run_a = runfile.load(a)
+    c = compare_runs(run_a, runfile.load(b), force=kind == "power")
     row = {
         "kind": kind,
         "pair": index,
+        "blocks": run_a.blocks_done(),
         "a": a.name,
         "b": b.name,
         "verdict": c.verdict,
@@ -111,7 +118,15 @@ def record_pair(kind: str, index: int, a: Path, b: Path) -> dict:
     return row
 
 
+def default_blocks() -> int:
+    from wisconsin.measure.options import RunOptions
+
+    return RunOptions(data_dir=".").blocks
+
+
 def done(kind: str) -> list[dict]:
+    """The recorded pairs of this kind at the current default blocks (rows from before
+    blocks were recorded ran 3)."""
     if not PAIRS.exists():
         return []
     rows = []
@@ -120,7 +135,7 @@ def done(kind: str) -> list[dict]:
             row = json.loads(line)
         except ValueError:
             continue  # a line cut by a kill
-        if row.get("kind") == kind:
+        if row.get("kind") == kind and row.get("blocks", 3) == default_blocks():
             rows.append(row)
     return rows
 
@@ -153,6 +168,37 @@ def resampled_false_positives(rows: list[dict], trials: int, blocks: int, rng) -
                 1.0 if a.std() == b.std() == 0 else sps.ttest_ind(b, a, equal_var=False).pvalue
             )
         hits += min(holm(ps)) < 0.05
+    return hits, trials
+
+
+def power_against_blocks(rows: list[dict], blocks: int, trials: int, rng) -> tuple[int, int]:
+    """Compares of `blocks` blocks of A (drawn from the power pairs' A runs) with `blocks` of
+    B (from their B runs), every point tested as compare does (Welch t on log block medians,
+    Holm over all points): how often the F2 scan is found slower."""
+    from scipy import stats as sps
+
+    from wisconsin.workloads.wisconsin.compare import holm
+
+    pools = {
+        side: {
+            label: np.log([m for row in rows for m in row[side].get(label, [])])
+            for label in rows[0][side]
+        }
+        for side in ("blocks_a", "blocks_b")
+    }
+    labels = sorted(set(pools["blocks_a"]) & set(pools["blocks_b"]))
+    hits = 0
+    for _ in range(trials):
+        ps, slower = [], None
+        for label in labels:
+            a = rng.choice(pools["blocks_a"][label], blocks)
+            b = rng.choice(pools["blocks_b"][label], blocks)
+            p = sps.ttest_ind(b, a, equal_var=False).pvalue
+            ps.append(1.0 if np.isnan(p) else float(p))
+            if label == "F2/scan":
+                slower = b.mean() > a.mean()
+        adjusted = dict(zip(labels, holm(ps), strict=True))
+        hits += bool(slower) and adjusted["F2/scan"] < 0.05
     return hits, trials
 
 
@@ -205,7 +251,12 @@ def main() -> int:
     if args.power_pairs:
         ensure_table(larger, int(args.rows * 1.25))
     for i in range(len(done("power")), args.power_pairs):
-        a, b = one_run(base, work / "runs"), one_run(larger, work / "runs")
+        # alternate which side runs first: drift over the pair's minutes hits A and B alike
+        if i % 2:
+            b = one_run(larger, work / "runs")
+            a = one_run(base, work / "runs")
+        else:
+            a, b = one_run(base, work / "runs"), one_run(larger, work / "runs")
         row = record_pair("power", i, a, b)
         scan = row["points"].get("F2/scan", {})
         print(f"power pair {i + 1}: {row['verdict']}; F2 scan ratio {scan.get('ratio', 0):.3f}, "
@@ -216,9 +267,10 @@ def main() -> int:
         any_sig = sum(bool(r["significant"]) for r in aa)
         print(f"real A/A pairs: {len(aa)}; with any significant point after Holm: {any_sig} "
               "(goal: at most 1)")  # fmt: skip
-        k, n = resampled_false_positives(aa, 1000, 3, rng)
+        nb = default_blocks()
+        k, n = resampled_false_positives(aa, 1000, nb, rng)
         lo, hi = wilson(k, n)
-        print(f"resampled A/A compares (3 blocks a side, drawn from {2 * len(aa)} runs' blocks): "
+        print(f"resampled A/A compares ({nb} blocks a side, drawn from {2 * len(aa)} runs' blocks): "
               f"family-wise false positives {k}/{n} = {k / n:.3f} [{lo:.3f}-{hi:.3f}] "
               "(goal: at most 0.05)")  # fmt: skip
         for blocks in (3, 10):
@@ -231,6 +283,11 @@ def main() -> int:
         print(f"power: cold F2 scan of a 25% larger table found slower in {found} of "
               f"{len(power)} pairs (goal: >= 8 of 10); measured ratios "
               f"{min(ratios):.3f}-{max(ratios):.3f}")  # fmt: skip
+        for blocks in (3, 5, 7, 10):
+            k, n = power_against_blocks(power, blocks, 1000, rng)
+            lo, hi = wilson(k, n)
+            print(f"power against blocks (resampled): {blocks} blocks a side: F2 scan found "
+                  f"slower in {k}/{n} = {k / n:.3f} [{lo:.3f}-{hi:.3f}]")  # fmt: skip
     return 0
 
 
