@@ -244,3 +244,56 @@ def test_fail_slower_gates_ci_on_a_significant_slowdown(tmp_path):
     )
     assert _cli("compare", "--fail-slower", "1.5", a, b).exit_code == 0  # 1.3x: under 1.5
     assert _cli("compare", "--fail-slower", "1.05", a, c).exit_code == 0  # A/A
+
+
+def _curve_run(rng, scan_slow: float = 1.0, p2_slow: float = 1.0, blocks: int = 8, start="A"):
+    """F1 and F2 (scan, select, update), block effects of 5%; the scan `scan_slow` times
+    slower at every P, and every query at P = 2 `p2_slow` times slower."""
+    times = {}
+    effects = np.exp(rng.normal(0, 0.05, blocks))
+    for P in (1, 2):
+        for q, base in (("scan", 1.0), ("select", 0.8), ("update", 0.2)):
+            t = base / P * (scan_slow if q == "scan" else 1.0) * (p2_slow if P == 2 else 1.0)
+            times[("F", P, q)] = [float(t * e * np.exp(rng.normal(0, 0.01))) for e in effects]
+    run = run_from_times(times)
+    return _blocked(dataclasses.replace(run, started_utc=f"2025-01-01T00:00:0{start}Z"))
+
+
+def test_whole_curve_geomean_and_ratio_of_speedups_on_blocks():
+    from wisconsin.workloads.wisconsin.compare_curves import welch
+
+    rng = np.random.default_rng(3)
+    c = compare_runs(_curve_run(rng), _curve_run(rng, p2_slow=1.25, start="B"))
+    by_table = {r.table: r for r in c.curves}
+    # every query of F2 25% slower: the curve at P = 2 is, at P = 1 it is not
+    assert by_table["F2"].significant and 1.15 < by_table["F2"].time_ratio.value < 1.35
+    assert not by_table["F1"].significant
+    assert by_table["F1"].queries == 3 and by_table["F2"].blocks_a == 8
+    # B's speedup at P = 2 is 1/1.25 of A's, for each query, and its interval says so
+    spd = {r.query: r for r in c.speedup_ratios}
+    assert set(spd) == {"scan", "select", "update"}
+    for r in spd.values():
+        assert r.ratio.lo < 0.8 < r.ratio.hi and r.ratio.hi < 1 and r.p_value < 0.01
+    text = render_comparison(c, "text")
+    assert "Whole curves" in text and "Ratio of speedups" in text
+    data = json.loads(render_comparison(c, "json"))
+    assert {r["table"] for r in data["curves"]} == {"F1", "F2"}
+    # welch: identical values give no difference; the ratio is exp of the mean log difference
+    r, p = welch([0.0, 0.0], [0.0, 0.0])
+    assert r.value == 1.0 and p == 1.0
+    r, _ = welch([0.0, 0.1], [np.log(2), np.log(2) + 0.1])
+    assert abs(r.value - 2.0) < 1e-9
+
+
+def test_identical_curves_are_not_called_different():
+    rng = np.random.default_rng(11)
+    hits = 0
+    for _ in range(100):
+        c = compare_runs(_curve_run(rng), _curve_run(rng, start="B"))
+        hits += any(r.significant for r in c.curves)
+    assert hits <= 8, hits
+
+
+def test_one_block_a_side_gives_no_curve_rows(ab):
+    c = compare_runs(*ab)
+    assert c.curves == () and c.speedup_ratios == ()

@@ -27,6 +27,13 @@ from wisconsin.analysis import stats
 from wisconsin.analysis.metrics import Ratio, as_runs, compute_points
 from wisconsin.runfiles.runfile import Run
 from wisconsin.workloads.wisconsin import tandem
+from wisconsin.workloads.wisconsin.compare_curves import (
+    CurveRow,
+    RatioOfRatios,
+    curve_rows,
+    ratio_of_ratios,
+    welch,
+)
 from wisconsin.workloads.wisconsin.queries import QUERIES
 from wisconsin.workloads.wisconsin.report import (
     Section,
@@ -75,6 +82,10 @@ class Comparison:
     context: tuple[str, ...] = ()  # what else differs (tool, machine, cores, settings)
     verdict: str = ""  # overall: "B slower", "B faster", "mixed", "cannot tell apart"
     geomean: Ratio | None = None  # geometric mean of T_B/T_A over every point
+    # whole curves (compare_curves): per table, the geometric mean of T_B/T_A over its
+    # queries; per point above P0, B's speedup or scaleup over A's (both on blocks)
+    curves: tuple[CurveRow, ...] = ()
+    speedup_ratios: tuple[RatioOfRatios, ...] = ()
 
     @property
     def significant_points(self) -> int:
@@ -190,6 +201,8 @@ def compare_runs(
         tuple(context_differences(a, b)),
         overall_verdict(rows),
         _geomean(rows),
+        tuple(curve_rows(runs_a, runs_b, holm, alpha)),
+        tuple(ratio_of_ratios(runs_a, runs_b)),
     )
 
 
@@ -200,20 +213,12 @@ def _blocks(runs: list[Run], ms) -> list[tuple[float, ...]]:
 
 
 def _block_test(ba, bb, ta, tb) -> tuple[Ratio, float]:
-    """T_B/T_A (ratio of medians) with the Welch t-interval on the blocks' log medians, and
-    the Welch test's p-value."""
-    from scipy import stats as sps
-
-    la, lb = stats.block_log_medians(ba), stats.block_log_medians(bb)
+    """T_B/T_A (ratio of medians) with the Welch t-interval on the blocks' log medians
+    (widened to hold it), and the Welch test's p-value."""
+    r, p = welch(stats.block_log_medians(ba), stats.block_log_medians(bb))
     value = float(np.median(tb) / np.median(ta))
-    centre, half = stats.log_t_ratio(np.exp(lb), np.exp(la))
-    lo, hi = min(float(np.exp(centre - half)), value), max(float(np.exp(centre + half)), value)
-    ratio = Ratio(value, lo, hi, bool(hi - lo > stats.WIDE_FRACTION * value))
-    if np.allclose(la.std(), 0) and np.allclose(lb.std(), 0):
-        p = 0.0 if not np.isclose(la.mean(), lb.mean()) else 1.0
-    else:
-        p = float(sps.ttest_ind(lb, la, equal_var=False).pvalue)
-    return ratio, p
+    lo, hi = min(r.lo, value), max(r.hi, value)
+    return Ratio(value, lo, hi, bool(hi - lo > stats.WIDE_FRACTION * value)), p
 
 
 def _detectable(r: Row, level: float) -> float | None:
@@ -300,9 +305,7 @@ def _ratio(r: Ratio | None) -> str:
 
 
 def _verdict(r: Row) -> str:
-    if not r.significant:
-        return "cannot tell apart"
-    return "B slower" if r.time_b > r.time_a else "B faster"
+    return _verdict_of(r.significant, r.time_b / r.time_a)
 
 
 def _document(c: Comparison) -> list[Section]:
@@ -346,6 +349,7 @@ def _document(c: Comparison) -> list[Section]:
         for r in c.rows
     ]
     blocked = [r for r in c.rows if min(r.blocks_a, r.blocks_b) >= 2]
+    curves = _curve_tables(c)
     notes = [
         "T: median seconds. Ratio: speedup (F) or scaleup (G) of each side against its own "
         f"P0. Family-wise error: each p is adjusted for all {len(c.rows)} points (Holm); a "
@@ -384,7 +388,70 @@ def _document(c: Comparison) -> list[Section]:
                 "Some rows have too few repetitions for any split to reach p < "
                 f"{ALPHA}: add repetitions to detect a difference there."
             )
-    return [Section("Wisconsin run comparison", [head, Table(header, rows), *notes])]
+    return [Section("Wisconsin run comparison", [head, Table(header, rows), *notes, *curves])]
+
+
+def _curve_tables(c: Comparison) -> list:
+    """The whole-curve tables (compare_curves), with what they rest on."""
+    out: list = []
+    if c.curves:
+        out.append(
+            Table(
+                [
+                    "Table",
+                    "P",
+                    "Queries",
+                    "Blocks A/B",
+                    "geomean T_B/T_A [95% CI]",
+                    "p (Holm)",
+                    "Verdict",
+                ],  # fmt: skip
+                [
+                    [
+                        r.table,
+                        str(r.P),
+                        str(r.queries),
+                        f"{r.blocks_a}/{r.blocks_b}",
+                        _ratio(r.time_ratio),
+                        f"{r.p_value:.3f} ({r.p_holm:.3f})",
+                        _verdict_of(r.significant, r.time_ratio.value),
+                    ]
+                    for r in c.curves
+                ],
+            )
+        )
+        out.append(
+            "Whole curves: per table, the geometric mean of T_B/T_A over its queries, tested "
+            "on each block's mean log time (Welch t); Holm over the "
+            f"{len(c.curves)} tables as their own family."
+        )
+    if c.speedup_ratios:
+        out.append(
+            Table(
+                ["Query", "Table", "P", "B's ratio / A's [95% CI]", "p"],
+                [
+                    [
+                        tandem.QUERY_LABELS.get(r.query, r.query),
+                        r.table,
+                        str(r.P),
+                        _ratio(r.ratio),
+                        f"{r.p_value:.3f}",
+                    ]
+                    for r in c.speedup_ratios
+                ],
+            )
+        )
+        out.append(
+            "Ratio of speedups (F) or scaleups (G): B's over A's at each P above P0, from each "
+            "block's log time at P0 minus at P (Welch t); p is the point's own, not adjusted."
+        )
+    return out
+
+
+def _verdict_of(significant: bool, ratio: float) -> str:
+    if not significant:
+        return "cannot tell apart"
+    return "B slower" if ratio > 1 else "B faster"
 
 
 def render_comparison(c: Comparison, fmt: str = "text") -> str:
