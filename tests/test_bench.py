@@ -29,11 +29,24 @@ def test_sizes_make_the_scans_long_enough_when_the_budgets_allow():
 
 
 def test_budgets_that_cannot_fit_say_so_and_stay_within_them():
-    plan = plan_sizes(_probe(0.085), disk_budget=2 * 2**30, time_budget_s=300)
-    assert plan.disk_bytes <= 2 * 2**30 and plan.predicted_s <= 300
+    plan = plan_sizes(_probe(0.085), disk_budget=2 * 2**30, time_budget_s=600)
+    assert plan.disk_bytes <= 2 * 2**30 and plan.predicted_s <= 600
     assert plan.min_scan_s < plan.bound_s
     assert any("do not allow tables long enough" in n for n in plan.notes)
     assert any(n.startswith("average") for n in plan.notes)
+
+
+def test_a_time_budget_below_the_rounds_of_the_smallest_tables_says_so():
+    plan = plan_sizes(_probe(0.002), disk_budget=10 * 2**30, time_budget_s=300)
+    assert any("even the smallest tables need" in n and "10 rounds" in n for n in plan.notes)
+    roomy = plan_sizes(_probe(0.002), disk_budget=10 * 2**30, time_budget_s=780)
+    assert not any("even the smallest" in n for n in roomy.notes)
+
+
+def test_blocks_fresh_workers_are_in_the_predicted_time():
+    few = plan_sizes(_probe(0.002), disk_budget=10 * 2**30, time_budget_s=780, blocks=1)
+    many = plan_sizes(_probe(0.002), disk_budget=10 * 2**30, time_budget_s=780, blocks=10)
+    assert many.g_rows < few.g_rows  # 9 more restarts of the workers leave less for rows
 
 
 def test_bigger_budgets_give_bigger_tables():

@@ -217,6 +217,8 @@ def bench(
             disk_budget=disk_budget,
             time_budget_s=time_budget - (time.monotonic() - started),
             partitions=parts,
+            rounds=repeat or min_reps,
+            blocks=blocks,
         )
         chosen = plan.preset
         click.echo(

@@ -31,6 +31,8 @@ STEP_OVERHEAD_S = 0.6
 # ~1 (1% of rows spread over every block), average ~0.04, update ~0.05 + commit, join ~2
 # (two tables). Measured on 4 M rows: scan 2.5 s, average 0.10 s, update 0.13 s cold.
 ROUND_SCANS = 4.2
+# Restarting a local cluster's workers before a block: 5-7 s measured for 2 workers here.
+FRESH_WORKERS_S = 6.0
 GENERATE_ROWS_PER_S = 300_000.0  # both tables of a partition, 2 cores, measured
 SAFETY = 2.0  # sizes the shortest scan at SAFETY x the bound
 MIN_ROWS_PER_PARTITION = 1000  # the smallest G partition plan_sizes chooses
@@ -44,7 +46,7 @@ class Plan:
     g_rows: int  # per partition
     partitions: tuple[int, ...]
     disk_bytes: int
-    predicted_s: float  # generate + the minimum rounds
+    predicted_s: float  # generate + the minimum rounds and their blocks' fresh workers
     min_scan_s: float  # predicted cold scan at P = cores (the shortest headline scan)
     bound_s: float  # 20 x the harness overhead at P <= cores
     notes: tuple[str, ...]
@@ -60,7 +62,8 @@ def plan_sizes(
     disk_budget: int,
     time_budget_s: float,
     partitions: tuple[int, ...] = BENCH_PARTITIONS,
-    rounds: int = 6,
+    rounds: int = 10,
+    blocks: int = 10,
 ) -> Plan:
     """Table sizes for this machine: the F scan at P = cores and the G1/G2 scans must last
     SAFETY x 20 x the harness overhead at P <= cores; then as large as the disk and time
@@ -80,8 +83,10 @@ def plan_sizes(
         rows = f * len(partitions) + g * sum_p  # F tables + G tables
         disk = int(rows * row_bytes)
         run_rows = rows + f  # + the single-thread baseline on F1
-        t = rows / GENERATE_ROWS_PER_S + rounds * (
-            steps * STEP_OVERHEAD_S + ROUND_SCANS * run_rows / cold_rate
+        t = (
+            rows / GENERATE_ROWS_PER_S
+            + min(blocks, rounds) * FRESH_WORKERS_S
+            + rounds * (steps * STEP_OVERHEAD_S + ROUND_SCANS * run_rows / cold_rate)
         )
         return disk, t
 
@@ -96,6 +101,12 @@ def plan_sizes(
     lo = MIN_ROWS_PER_PARTITION
     if cost(lo)[0] > disk_budget:  # the smallest tables would not fit either: none fit
         raise WisconsinError(_too_small(disk_budget, cost(lo)[0], partitions))
+    if cost(lo)[1] > time_budget_s:
+        notes.append(
+            f"even the smallest tables need ~{cost(lo)[1] / 60:.0f} min for {rounds} rounds "
+            f"(budget {time_budget_s / 60:.0f} min): the run stops at its budget with fewer "
+            "rounds and blocks, and says so"
+        )
     hi = max(g, lo) * 64
     while hi - lo > max(1000, lo // 100):  # largest g within both budgets
         mid = (lo + hi) // 2
