@@ -245,6 +245,11 @@ def test_bench_tiny_golden(tmp_path):
     # one run file, its report beside it
     runs = sorted(out.glob("*.json"))
     assert len(runs) == 1 and runs[0].with_suffix(".report.txt").exists()
+    # one disk figure, announced before the build, within 10% of what the tables then take
+    (said,) = re.findall(r"^bench: about ([\d.]+) (MB|GB) of tables", result.stdout, re.M)
+    said_bytes = float(said[0]) * (1e6 if said[1] == "MB" else 1e9)  # cost.size: decimal
+    used = sum(f.stat().st_size for f in data.glob("[FG]*/part-*.duckdb"))
+    assert abs(said_bytes - used) <= 0.10 * used, (said, used)
 
 
 def _expect(path: Path, text: str) -> str:

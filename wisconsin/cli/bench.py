@@ -229,8 +229,8 @@ def bench(
         )
         click.echo(
             f"sizes: F {plan.f_rows:,} rows, G {plan.g_rows:,} rows per partition, P = "
-            f"{','.join(map(str, parts))}: {plan.disk_bytes / 2**30:.1f} GB of disk (budget "
-            f"{disk_budget / 2**30:.1f} GB), ~{plan.predicted_s / 60:.0f} min predicted "
+            f"{','.join(map(str, parts))} (within --disk-budget {disk_budget / 2**30:.1f} GB; "
+            f"the disk they take is on the next line), ~{plan.predicted_s / 60:.0f} min predicted "
             f"(budget {time_budget / 60:.0f} min); shortest headline scan ~"
             f"{plan.min_scan_s:.2f} s vs {plan.bound_s:.2f} s needed"
         )

@@ -69,7 +69,7 @@ def plan_sizes(
     SAFETY x 20 x the harness overhead at P <= cores; then as large as the disk and time
     budgets allow (longer queries: the short ones, average and update, gain most)."""
     cores = max(1, min(probe.cores, max(partitions)))
-    row_bytes = probe.table_bytes / probe.rows  # both tables of a partition
+    row_bytes = cost.FILE_BYTES_PER_ROW  # both tables of a partition
     cold_rate = probe.cold_scan_rows_per_s or probe.scan_rows_per_s
     overhead = probe.dispatch_s or 0.02
     bound = OVERHEAD_MULTIPLE_MIN * overhead
@@ -78,10 +78,10 @@ def plan_sizes(
     sum_p = sum(partitions)
     steps = (2 * len(partitions) + 1) * 5
 
-    def cost(g: int) -> tuple[int, float]:
+    def budget_of(g: int) -> tuple[int, float]:
         f = g * cores
         rows = f * len(partitions) + g * sum_p  # F tables + G tables
-        disk = int(rows * row_bytes)
+        disk = sum(_table_bytes(f, p) + _table_bytes(g * p, p) for p in partitions)
         run_rows = rows + f  # + the single-thread baseline on F1
         t = (
             rows / GENERATE_ROWS_PER_S
@@ -91,7 +91,7 @@ def plan_sizes(
         return disk, t
 
     g, notes = need, []
-    disk, t = cost(g)
+    disk, t = budget_of(g)
     if disk > disk_budget or t > time_budget_s:
         notes.append(
             f"the budgets do not allow tables long enough: {g:,} rows per partition need "
@@ -99,24 +99,25 @@ def plan_sizes(
             f"GB, {time_budget_s / 60:.0f} min); using the largest that fit"
         )
     lo = MIN_ROWS_PER_PARTITION
-    if cost(lo)[0] > disk_budget:  # the smallest tables would not fit either: none fit
-        raise WisconsinError(_too_small(disk_budget, cost(lo)[0], partitions))
-    if cost(lo)[1] > time_budget_s:
+    if budget_of(lo)[0] > disk_budget:  # the smallest tables would not fit either: none fit
+        raise WisconsinError(_too_small(disk_budget, budget_of(lo)[0], partitions))
+    if budget_of(lo)[1] > time_budget_s:
         notes.append(
-            f"even the smallest tables need ~{cost(lo)[1] / 60:.0f} min for {rounds} rounds "
+            f"even the smallest tables need ~{budget_of(lo)[1] / 60:.0f} min for {rounds} rounds "
             f"(budget {time_budget_s / 60:.0f} min): the run stops at its budget with fewer "
             "rounds and blocks, and says so"
         )
-    hi = max(g, lo) * 64
+    # a table's rows stay within the generator's range (G at the largest P, F at cores)
+    hi = min(max(g, lo) * 64, generator.MAX_ROWS // max(max(partitions), cores))
     while hi - lo > max(1000, lo // 100):  # largest g within both budgets
         mid = (lo + hi) // 2
-        d, tt = cost(mid)
+        d, tt = budget_of(mid)
         if d <= disk_budget and tt <= time_budget_s:
             lo = mid
         else:
             hi = mid
     g = lo
-    disk, t = cost(g)
+    disk, t = budget_of(g)
     f = g * cores
     min_scan = g / cold_rate
     short = min_scan * 0.04  # the cold average, the shortest query
@@ -151,9 +152,10 @@ def check_disk_budget(disk_budget: int, partitions: tuple[int, ...]) -> None:
 
 
 def _table_bytes(rows: int, partitions: int) -> int:
-    """Disk a table of rows in partitions takes (one size model for generate and bench)."""
+    """Disk a table of rows in partitions takes after the bench's rounds: the one size model
+    of the bench (its budget check, its sizes, its announcement)."""
     return sum(
-        cost.file_bytes(hi - lo)
+        cost.run_file_bytes(hi - lo)
         for lo, hi in (generator.partition_range(rows, p, partitions) for p in range(partitions))
     )
 
