@@ -112,6 +112,7 @@ window.addEventListener('load', function () {
     if (!scrolls && c.getBoundingClientRect().right > out.width + 1)
       out.clipped.push(['past the page and not in a scrolling box', text]);
   }
+  out.height = doc.documentElement.scrollHeight;
   const pre = document.createElement('pre');
   pre.id = 'probe';
   pre.textContent = JSON.stringify(out);
@@ -165,6 +166,20 @@ def test_the_verdict_is_above_the_fold_and_no_cell_is_clipped(bench_page, tmp_pa
     audit, bottom = got["audit"]
     assert re.match(r"audit: (pass|fail)", audit) and bottom <= 800, got
     assert got["clipped"] == []
+    # figures beside their tables, long tables folded: the reference run's page was 17,837 px
+    # tall at 1280 (13,205 at 390) when every figure stood alone below the tables
+    assert got["height"] <= 6000 if width == 1280 else got["height"] <= 8000, got["height"]
+
+
+def test_each_query_figure_sits_in_its_table_2_section(page):
+    text = page.read_text()
+    for sid, kind in (("table2-speedup", "speedup"), ("table2-scaleup", "scaleup")):
+        start = text.index(f'<section id="{sid}">')
+        end = text.index("</section>", start)
+        assert f'id="fig-{kind}-scan"' in text[start:end] and 'class="figs"' in text[start:end]
+    # the long per-point sections are folded, Table 2 is open
+    assert re.search(r"<details><summary><h2>Measured bound", text)
+    assert re.search(r"<details open><summary><h2>Speedup \(F tables\)", text)
 
 
 def test_the_probe_sees_a_clipped_cell_and_a_low_verdict(tmp_path):

@@ -35,13 +35,16 @@ dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
 p.note{font-size:.85em;color:var(--muted);overflow-wrap:anywhere}
 .pass{color:#1a7f37}.fail{color:#c03030;font-weight:600}
 figure{display:inline-block;margin:.5em;max-width:100%}figure svg{max-width:100%;height:auto}
+.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,360px),1fr));gap:.4em}
+.figs figure{margin:0}.figs figure svg{width:100%}
 .wrap{overflow-x:auto;max-width:100%}td.detail{white-space:normal;text-align:left;min-width:20em}
 .verdict{background:var(--box);border-radius:6px;padding:.4em .8em;margin:.5em 0}
 .verdict h2{display:none}.verdict p{margin:.25em 0;overflow-wrap:anywhere}
 .verdict table{font-size:.8em}
 @media (max-width:600px){body{font-size:14px}.verdict table{font-size:.72em}
 td,th{padding:1px 3px}}
-@media print{details{display:block}summary{list-style:none}.wrap{overflow:visible}}
+@media print{details{display:block}details::details-content{content-visibility:visible;
+display:block}summary{list-style:none}.wrap{overflow:visible}}
 """
 
 
@@ -80,11 +83,14 @@ def _verdict(sec: Section) -> str:
     return "\n".join(out)
 
 
-def _section(sec: Section, sid: str | None = None) -> str:
+def _section(sec: Section, sid: str | None = None, figures: str = "") -> str:
+    """A collapsible section (open: a reader folds what they do not need; print shows
+    everything), with its figures after its tables."""
     title = "Run metadata" if sid == "run-metadata" else sec.title
-    # Collapsible, open: a reader folds what they do not need; print shows everything.
+    # the long per-point tables explain the answer; folded, they keep the page short
+    fold = sid in FOLDED or sec.title.startswith("Causes of bending")
     out = [
-        f"<details open><summary><h2>{html.escape(title)}</h2></summary>"
+        f"<details{'' if fold else ' open'}><summary><h2>{html.escape(title)}</h2></summary>"
         f'<section id="{sid or _id(sec.title)}">'
     ]
     for item in sec.items:
@@ -98,6 +104,8 @@ def _section(sec: Section, sid: str | None = None) -> str:
             )
         else:
             out.append(f'<p class="note">{html.escape(item)}</p>')
+    if figures:
+        out.append(f'<div class="figs">{figures}</div>')
     out.append("</section></details>")
     return "\n".join(out)
 
@@ -164,23 +172,19 @@ def _audit_section(runs: Sequence[Run]) -> str:
     return "\n".join(out)
 
 
-def _figures(runs: list[Run]) -> tuple[str, str]:
+def _figures(runs: list[Run]) -> dict[str, str]:
+    """Figure name (plots.figures: speedup-<query>, scaleup-<query>, overview,
+    timeline-<query>) -> its <figure> element."""
     from wisconsin.workloads.wisconsin.plots import figures
 
-    ratio, timeline = [], []
-    for name, fig in figures(runs):
-        target = timeline if name.startswith("timeline-") else ratio
-        target.append(f'<figure id="fig-{name}">{svg(fig)}</figure>')
-    fig_sec = '<section id="figures"><h2>Figures</h2>' + "".join(ratio) + "</section>"
-    tl = "".join(timeline) or '<p class="note">No partition samples: no timeline.</p>'
-    tl_sec = (
-        '<section id="timeline"><h2>Timeline (per partition: dispatch, start, end)</h2>'
-        + tl
-        + "</section>"
-    )
-    return fig_sec, tl_sec
+    return {name: f'<figure id="fig-{name}">{svg(fig)}</figure>' for name, fig in figures(runs)}
 
 
+def _of(figs: dict[str, str], prefix: str) -> str:
+    return "".join(v for k, v in figs.items() if k.startswith(prefix))
+
+
+FOLDED = {"measured-bound", "scalability-card"}
 SECTION_IDS = {
     "Wisconsin speedup and scaleup report": "run-metadata",
     "Speedup (F tables): T(F_P0) / T(F_P), higher is better": "table2-speedup",
@@ -196,10 +200,24 @@ def _page_body(runs: list[Run], doc: list[Section]) -> str:
     doc = [s for s in doc if s.title != VERDICT_TITLE]
     parts = [f"<h1>{html.escape(doc[0].title)}</h1>"]
     parts += [_verdict(s) for s in verdict]  # the answer first, above the fold
-    parts += [_section(s, SECTION_IDS.get(s.title)) for s in doc]
+    measured = len(doc) > 1 and doc[1].title != "No measurements"
+    figs = _figures(runs) if measured else {}
+    # each query's figure beside its Table 2 (speedup with F, scaleup with G)
+    beside = {"table2-speedup": "speedup-", "table2-scaleup": "scaleup-"}
+    for s in doc:
+        sid = SECTION_IDS.get(s.title)
+        parts.append(_section(s, sid, _of(figs, beside[sid]) if sid in beside else ""))
     parts.append(_audit_section(runs))
-    if len(doc) > 1 and doc[1].title != "No measurements":
-        parts += list(_figures(runs))
+    if measured:
+        parts.append(
+            '<section id="figures"><h2>Figures</h2>' + (figs.get("overview") or "") + "</section>"
+        )
+        tl = _of(figs, "timeline-") or '<p class="note">No partition samples: no timeline.</p>'
+        # folded: the timelines explain a bend, they are not the answer (print opens them)
+        parts.append(
+            "<details><summary><h2>Timeline (per partition: dispatch, start, end)</h2></summary>"
+            f'<section id="timeline"><div class="figs">{tl}</div></section></details>'
+        )
     return "\n".join(parts)
 
 
