@@ -202,3 +202,44 @@ def test_a_built_database_takes_the_bytes_of_its_rows(tmp_path):
     paths = schema.build(tmp_path, 1, sizing)
     size = schema.database_bytes(paths)
     assert size >= audit.MIN_DISK_BYTES_PER_ACCOUNT * sizing.accounts(1), size
+
+
+def test_one_step_gets_the_t_interval_of_its_five_second_batch_means():
+    import statistics
+
+    from scipy import stats as sps
+
+    series = [100, 102, 98, 101, 99] * 2 + [110] * 5 + [90] * 5 + [100] * 10  # 30 s: 6 batches
+    s = step(series)
+    iv = metrics.batch_interval(s)
+    means = [statistics.fmean(series[i : i + 5]) for i in range(0, 30, 5)]
+    half = sps.t.ppf(0.975, 5) * statistics.stdev(means) / 6**0.5
+    assert iv.n == 6 and iv.median == s.throughput_tps
+    assert iv.low == pytest.approx(s.throughput_tps - half)
+    assert iv.high == pytest.approx(s.throughput_tps + half)
+    assert metrics.peak_tps(run_of(s).results[0]) == iv  # one repeat: the headline's interval
+    assert metrics.batch_interval(step([100] * 9)).n == 1  # one batch: no interval
+    # several repeats: median [min-max] over them, as before
+    two = metrics.steps_interval([step([100] * 30), step([120] * 30, repeat=1)])
+    assert (two.low, two.high, two.n) == (100, 120, 2)
+
+
+def test_default_partitions_go_up_to_the_cores_and_the_time_left_adds_up(monkeypatch):
+    assert pipeline.default_partitions(1) == (1, 2)
+    assert pipeline.default_partitions(2) == (1, 2)
+    assert pipeline.default_partitions(6) == (1, 2, 4)
+    assert pipeline.default_partitions(8) == (1, 2, 4, 8)
+    text = pipeline.schedule_text((1, 2), 1, 30.0)
+    assert "P = 1,2" in text and "1 x (1 closed + 5 open) steps of 30 s = 3.0 min" in text
+    assert "~6 min measured in all" in text
+    clock = iter([0.0, 250.0])
+    monkeypatch.setattr(pipeline.time, "monotonic", lambda: next(clock))
+    left = pipeline.TimeLeft((1, 2), 6, 30.0)
+    guess = pipeline.FIRST_GUESS_PER_PARTITION_S
+    assert left.left_s() == 12 * 30 + 3 * guess  # both P's steps, their untimed work
+    left.begin(1)
+    left.step_done(1)
+    assert left.left_s() == 11 * 30 + 2 * guess  # P=1's untimed work is under way
+    left.end(1)  # took 250 s: 180 s of steps, 70 s untimed for one partition
+    assert left.untimed_per_partition_s == 70.0
+    assert left.left_s() == 6 * 30 + 2 * 70.0 and left.text() == "~5.3 min left"

@@ -161,4 +161,36 @@ def test_bench_debitcredit_without_repeat_uses_the_documented_default(tmp_path):
     assert res.exit_code == 0, res.output
     (path,) = out.glob("debitcredit-*.json")
     (result,) = load(path).results
-    assert [s.mode for s in result.steps].count("closed") == DEFAULT_REPEATS == 3
+    assert [s.mode for s in result.steps].count("closed") == DEFAULT_REPEATS == 1
+
+
+def test_the_no_flags_bench_says_its_schedule_and_reaches_its_first_measured_step(tmp_path):
+    """`wisconsin bench --workload debitcredit` with no schedule flag (only where its files
+    go): the schedule and the time left first, then the first 30 s closed step; stopped
+    there (the whole default runs in benchmarks/, its result committed)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wisconsin", "bench", "--workload", "debitcredit",
+         "--data", str(tmp_path / "d"), "--out", str(tmp_path / "runs")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=sigint_default,
+    )  # fmt: skip
+    lines = []
+    try:
+        for line in proc.stderr:
+            lines.append(line.rstrip())
+            if line.startswith("P=1 closed"):
+                break
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=120)
+    schedule = next(x for x in lines if x.startswith("schedule:"))
+    assert "per P 1 x (1 closed + 5 open) steps of 30 s" in schedule and "min left" in schedule
+    first = lines[-1]
+    assert first.startswith("P=1 closed 1/1: ") and "tps delivered" in first, lines
+    assert first.endswith("min left"), first
+    assert proc.returncode == 130

@@ -180,16 +180,41 @@ def headline_steps(result: PartitionResult, share: float, limit_s: float) -> dic
     return best
 
 
+BATCH_S = 5  # batch means: a step's per-second series in batches of this many seconds
+
+
+def batch_interval(step: Step) -> Interval:
+    """One step's delivered tps with the 95% t-interval of its batch means (the per-second
+    series in BATCH_S-second batches: seconds next to each other are correlated, batches of
+    5 s much less; a 30 s step gives 6). Under two batches: no interval."""
+    rate = step.throughput_tps
+    whole = list(step.tps_series[: int(step.duration_s + 1e-9)])
+    k = len(whole) // BATCH_S
+    if k < 2:
+        return Interval(rate, rate, rate, 1)
+    from scipy import stats as sps
+
+    means = [statistics.fmean(whole[i * BATCH_S : (i + 1) * BATCH_S]) for i in range(k)]
+    half = float(sps.t.ppf(0.975, k - 1)) * statistics.stdev(means) / math.sqrt(k)
+    return Interval(rate, max(0.0, rate - half), rate + half, k)
+
+
+def steps_interval(steps: list[Step]) -> Interval:
+    """Delivered tps of one step with its batch-means interval, or of several (one per
+    repeat) as median [min-max]."""
+    if len(steps) == 1:
+        return batch_interval(steps[0])
+    return interval([s.throughput_tps for s in steps])
+
+
 def rule_tps(result: PartitionResult, share: float, limit_s: float) -> Interval:
-    """tps by the rule, one delivered rate per repeat that has a steady step meeting it."""
-    return interval([s.throughput_tps for s in headline_steps(result, share, limit_s).values()])
+    """tps by the rule: per repeat, the steady step meeting it with the highest rate."""
+    return steps_interval(list(headline_steps(result, share, limit_s).values()))
 
 
 def peak_tps(result: PartitionResult) -> Interval:
-    """Delivered tps of the steady closed N-stream steps, one value per step."""
-    return interval(
-        [s.throughput_tps for s in result.steps if s.mode == "closed" and steadiness(s).steady]
-    )
+    """Delivered tps of the steady closed N-stream steps (one per repeat)."""
+    return steps_interval([s for s in result.steps if s.mode == "closed" and steadiness(s).steady])
 
 
 def best_delivered(result: PartitionResult) -> float:

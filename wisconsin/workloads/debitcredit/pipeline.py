@@ -117,14 +117,20 @@ def _warm_up(servers: PartitionServers, cfg: Config) -> int:
     return committed
 
 
-def measure_partitions(cfg: Config, partitions: int, work_dir: Path, say) -> PartitionResult:
+def measure_partitions(
+    cfg: Config, partitions: int, work_dir: Path, say, left: TimeLeft | None = None
+) -> PartitionResult:
     # The database's lock from build to audit: `repair` or another bench must not touch it.
     db_dir = schema.partition_file(cfg.data_dir, 0, partitions).parent
+    left = left or TimeLeft([partitions], cfg.repeats * (1 + len(cfg.load_fractions)), cfg.step_s)
+    left.begin(partitions)
     with lock.hold_tables([db_dir], create=True):
-        return _measure_partitions(cfg, partitions, say)
+        result = _measure_partitions(cfg, partitions, say, left)
+    left.end(partitions)
+    return result
 
 
-def _measure_partitions(cfg: Config, partitions: int, say) -> PartitionResult:
+def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> PartitionResult:
     t0 = time.perf_counter()
     paths = schema.build(cfg.data_dir, partitions, cfg.sizing)
     build_s = time.perf_counter() - t0
@@ -136,9 +142,10 @@ def _measure_partitions(cfg: Config, partitions: int, say) -> PartitionResult:
         for r in range(cfg.repeats):
             load = Load("closed", cfg.step_s, streams=cfg.streams, seed=cfg.seed + 1000 + r)
             steps.append(_step(load, r, partitions, servers.run(load)))
+            left.step_done(partitions)
             say(
                 f"P={partitions} closed {r + 1}/{cfg.repeats}: "
-                f"{steps[-1].throughput_tps:.1f} tps delivered{_steady(steps[-1])}"
+                f"{steps[-1].throughput_tps:.1f} tps delivered{_steady(steps[-1])}; " + left.text()
             )
         # the open steps' rates: fractions of the steady closed peak (of all, if none is)
         steady = [s for s in steps if metrics.steadiness(s).steady] or steps
@@ -155,11 +162,13 @@ def _measure_partitions(cfg: Config, partitions: int, say) -> PartitionResult:
                     seed=cfg.seed + 2000 + 100 * r + i,
                 )
                 steps.append(_step(load, r, partitions, servers.run(load)))
+                left.step_done(partitions)
                 s = steps[-1]
                 say(
                     f"P={partitions} open {s.offered_tps:.1f} tps offered: "
                     f"{s.throughput_tps:.1f} delivered, p95 {s.latency.p95 * 1e3:.0f} ms"
                     + _steady(s)
+                    + f"; {left.text()}"
                 )
     recovered = audit.recover(paths)
     a = audit.check(paths, log_dir)
@@ -194,8 +203,10 @@ def run_bench(
     started = utc_now()
     results = []
     work_dir = Path(cfg.data_dir)
+    left = TimeLeft(cfg.partitions, cfg.repeats * (1 + len(cfg.load_fractions)), cfg.step_s)
+    say(schedule_text(cfg.partitions, cfg.repeats, cfg.step_s) + f"; {left.text()}")
     for p in cfg.partitions:
-        results.append(measure_partitions(cfg, p, work_dir, say))
+        results.append(measure_partitions(cfg, p, work_dir, say, left))
     notes = [
         (
             f"database sized for {cfg.sizing.rated_tps_per_partition:g} tps per partition "
@@ -223,8 +234,67 @@ def run_bench(
 
 
 RULES = {"95/1": (0.95, 1.0), "90/2": (0.90, 2.0)}
-DEFAULT_REPEATS = 3  # closed windows and passes of the stepped curve per P (docs/debitcredit.md)
+# Per P: one closed window (the peak) and one pass of the stepped open curve; its intervals
+# come from the batch means of each 30 s step's per-second series (metrics.batch_interval).
+DEFAULT_REPEATS = 1
+DEFAULT_STEP_S = 30.0  # long enough to judge steadiness on thirds of 10 s
 LOAD_FRACTIONS = (0.25, 0.5, 0.75, 1.0, 1.25)
+# Untimed seconds per partition before its steps (build of ~1 M accounts, start, warm-up):
+# the estimate of time left until the first P has measured its own.
+FIRST_GUESS_PER_PARTITION_S = 40.0
+
+
+def default_partitions(cores: int | None = None) -> tuple[int, ...]:
+    """1, 2, 4, ... up to the usable cores (at least 1 and 2: a scaleup needs two P); a P
+    beyond the cores is reported as oversubscribed and kept off the scaleup headline."""
+    cores = cores or environment.usable_cores()
+    out, p = [], 1
+    while p <= max(2, cores):
+        out.append(p)
+        p *= 2
+    return tuple(out)
+
+
+def schedule_text(partitions, repeats: int, step_s: float) -> str:
+    """The arithmetic of a bench, as its first line says it."""
+    steps = repeats * (1 + len(LOAD_FRACTIONS))
+    measured = steps * step_s * len(partitions)
+    return (
+        f"schedule: P = {','.join(map(str, partitions))}; per P {repeats} x (1 closed + "
+        f"{len(LOAD_FRACTIONS)} open) steps of {step_s:g} s = {steps * step_s / 60:.1f} min "
+        f"measured, plus build and warm-up; ~{measured / 60:.0f} min measured in all"
+    )
+
+
+class TimeLeft:
+    """How long the rest of a bench will take: its steps' seconds, plus the untimed seconds
+    per partition (build, start, warm-up) as the last P measured took them."""
+
+    def __init__(self, partitions, steps_per_p: int, step_s: float):
+        self.steps_per_p, self.step_s = steps_per_p, step_s
+        self.steps_left = {p: steps_per_p for p in partitions}
+        self.untimed_per_partition_s = FIRST_GUESS_PER_PARTITION_S
+        self._began: tuple[int, float] | None = None  # (P, monotonic) being measured
+
+    def begin(self, p: int) -> None:
+        self._began = (p, time.monotonic())
+
+    def step_done(self, p: int) -> None:
+        self.steps_left[p] -= 1
+
+    def end(self, p: int) -> None:
+        if self._began is not None:
+            took = time.monotonic() - self._began[1]
+            self.untimed_per_partition_s = max(0.0, took - self.steps_per_p * self.step_s) / p
+        self.steps_left[p], self._began = 0, None
+
+    def left_s(self) -> float:
+        current = self._began[0] if self._began else None
+        pending = sum(p for p, n in self.steps_left.items() if n and p != current)
+        return sum(self.steps_left.values()) * self.step_s + pending * self.untimed_per_partition_s
+
+    def text(self) -> str:
+        return f"~{self.left_s() / 60:.1f} min left"
 
 
 def bench_command(
@@ -234,7 +304,7 @@ def bench_command(
     repeats: int | None,
     out: str,
     branches: int,
-    step_s: float,
+    step_s: float | None,
     rule: str,
     streams: int = 8,
     servers: int = 8,
@@ -243,6 +313,8 @@ def bench_command(
     """`wisconsin bench --workload debitcredit`: measure, save, report, plot."""
     from wisconsin.workloads.debitcredit import plot, report
 
+    partitions = tuple(partitions) or default_partitions()
+    step_s = DEFAULT_STEP_S if step_s is None else step_s
     if any(p < 1 for p in partitions):
         raise WisconsinError("partition counts must be at least 1")
     if step_s <= 0:
