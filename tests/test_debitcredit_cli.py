@@ -194,3 +194,44 @@ def test_the_no_flags_bench_says_its_schedule_and_reaches_its_first_measured_ste
     assert first.startswith("P=1 closed 1/1: ") and "tps delivered" in first, lines
     assert first.endswith("min left"), first
     assert proc.returncode == 130
+
+
+def test_an_interrupted_bench_resumes_at_the_partition_count_it_reached(tmp_path, monkeypatch):
+    from wisconsin.workloads.debitcredit import pipeline
+
+    real = pipeline.measure_partitions
+
+    def stop_at_two(cfg, partitions, *args, **kw):
+        if partitions == 2:
+            raise KeyboardInterrupt
+        return real(cfg, partitions, *args, **kw)
+
+    monkeypatch.setattr(pipeline, "measure_partitions", stop_at_two)
+    out = tmp_path / "runs"
+    args = ["bench", "--workload", "debitcredit", "--partitions", "1,2", "--branches", "2",
+            "--step-seconds", "0.3", "--data", str(tmp_path / "d"), "--out", str(out)]  # fmt: skip
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 130, res.output
+    (partial,) = out.glob("debitcredit-*.json.partial")
+    assert not list(out.glob("*.json"))  # nothing reads the progress file as a run
+    last = res.output.strip().splitlines()[-1]
+    assert f"--workload debitcredit --resume {partial}" in last, last
+    # a progress file's settings are its own; the Wisconsin bench has no --resume
+    r = CliRunner().invoke(cli, ["bench", "--workload", "debitcredit", "--resume",
+                                 str(partial), "--partitions", "4"])  # fmt: skip
+    assert r.exit_code == 2 and "drop --partitions" in r.output
+    r = CliRunner().invoke(cli, ["bench", "--resume", str(partial)])
+    assert r.exit_code == 2 and "wisconsin run --resume" in r.output
+    r = CliRunner().invoke(cli, ["bench", "--workload", "debitcredit", "--resume",
+                                 str(out / "x.json")])  # fmt: skip
+    assert r.exit_code != 0 and "not a DebitCredit progress file" in r.output
+
+    monkeypatch.setattr(pipeline, "measure_partitions", real)
+    res = CliRunner().invoke(cli, ["bench", "--workload", "debitcredit", "--resume", str(partial)])
+    assert res.exit_code == 0, res.output
+    assert "resuming at P=2" in res.output
+    (path,) = out.glob("debitcredit-*.json")
+    assert path.name + ".partial" == partial.name and not partial.exists()
+    run = load(path)
+    assert [r.partitions for r in run.results] == [1, 2]
+    assert all(r.audit.ok for r in run.results)

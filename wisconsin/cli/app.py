@@ -47,7 +47,9 @@ class _Group(click.Group):
             # printed, or raised again by interrupts.check) leaves them all: say so.
             listed = ", ".join(map(str, published))
             kept = (
-                f"what was measured is in {run_file} (incomplete): continue it with "
+                exc.resume_command  # a workload's own way to continue (DebitCredit's bench)
+                if getattr(exc, "resume_command", None)
+                else f"what was measured is in {run_file} (incomplete): continue it with "
                 f"`wisconsin run --resume {run_file}`"
                 if run_file
                 # the run had finished: its complete file (and bench's reports) are written

@@ -105,6 +105,14 @@ def _bytes(ctx, param, value: str | None) -> int | None:
     "4, ... up to the cores: 2 cores, ~8 min).",
 )
 @click.option(
+    "--resume",
+    "resume_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="DebitCredit: continue an interrupted bench from the progress file it named "
+    "(debitcredit-*.json.partial), with that file's settings.",
+)
+@click.option(
     "--rule",
     type=click.Choice(["95/1", "90/2"]),
     default="95/1",
@@ -136,6 +144,7 @@ def bench(
     workload,
     branches,
     step_seconds,
+    resume_path,
     rule,
 ) -> None:
     """The main job: size the tables for this machine, generate, run F and G at every
@@ -150,6 +159,17 @@ def bench(
             raise click.UsageError("--workload debitcredit runs on this machine (no --cluster)")
         from wisconsin.workloads.debitcredit.pipeline import bench_command
 
+        if resume_path is not None:
+            ctx = click.get_current_context()
+            given = [
+                f"--{n.replace('_', '-')}"
+                for n in ("partitions", "repeat", "branches", "step_seconds", "rule", "seed")
+                if ctx.get_parameter_source(n) != click.core.ParameterSource.DEFAULT
+            ]
+            if given:
+                raise click.UsageError(
+                    f"--resume takes its settings from the progress file; drop {', '.join(given)}"
+                )
         say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
         _run, path, text, files = bench_command(
             data_dir,
@@ -161,6 +181,7 @@ def bench(
             step_seconds,
             rule,
             say=say,
+            resume=resume_path,
         )
         if not quiet:
             click.echo(text)
@@ -168,6 +189,11 @@ def bench(
         click.echo(f"report:   {files[0]}")
         click.echo(f"figures:  {', '.join(str(f) for f in files[1:] if f.suffix == '.png')}")
         return
+    if resume_path is not None:
+        raise click.UsageError(
+            "--resume continues an interrupted DebitCredit bench; for a Wisconsin run use "
+            "`wisconsin run --resume RUN.json`"
+        )
     import time
 
     from wisconsin.measure.runner import RunOptions, default_run_path

@@ -31,7 +31,9 @@ from wisconsin.workloads.debitcredit.runfile import (
     DebitCreditRun,
     PartitionResult,
     Step,
+    load_partial,
     save,
+    save_partial,
 )
 
 DURABILITY = (
@@ -196,17 +198,50 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
 
 
 def run_bench(
-    cfg: Config, out_dir: str | Path, say: Callable[[str], None] = lambda s: None
+    cfg: Config,
+    out_dir: str | Path,
+    say: Callable[[str], None] = lambda s: None,
+    resumed: DebitCreditRun | None = None,
+    resumed_from: Path | None = None,
 ) -> tuple[DebitCreditRun, Path]:
-    """Measure every P in cfg.partitions and save the run file in out_dir."""
+    """Measure every P in cfg.partitions and save the run file in out_dir. After each P but
+    the last, a progress file (runfile.save_partial) holds what was measured: an interrupted
+    bench continues from it (`resumed`, read from `resumed_from`), rebuilding the P it
+    reached from zero."""
     out = Path(out_dir)
-    started = utc_now()
-    results = []
+    started = resumed.started_utc if resumed else utc_now()
+    stamp = started.replace(":", "").replace("-", "")
+    final = out / f"debitcredit-{stamp}.json"
+    results = list(resumed.results) if resumed else []
+    todo = [p for p in cfg.partitions if p not in {r.partitions for r in results}]
     work_dir = Path(cfg.data_dir)
-    left = TimeLeft(cfg.partitions, cfg.repeats * (1 + len(cfg.load_fractions)), cfg.step_s)
-    say(schedule_text(cfg.partitions, cfg.repeats, cfg.step_s) + f"; {left.text()}")
-    for p in cfg.partitions:
-        results.append(measure_partitions(cfg, p, work_dir, say, left))
+    left = TimeLeft(todo, cfg.repeats * (1 + len(cfg.load_fractions)), cfg.step_s)
+    say(
+        schedule_text(cfg.partitions, cfg.repeats, cfg.step_s)
+        + (f"; resuming at P={todo[0]}" if resumed and todo else "")
+        + f"; {left.text()}"
+    )
+    partial = resumed_from
+    try:
+        for p in todo:
+            results.append(measure_partitions(cfg, p, work_dir, say, left))
+            if p != todo[-1]:
+                partial = save_partial(_run(cfg, started, results), final)
+    except KeyboardInterrupt as exc:
+        if partial is not None:
+            exc.resume_command = (
+                f"what was measured is in {partial}: continue it with `wisconsin bench "
+                f"--workload debitcredit --resume {partial}`"
+            )
+        raise
+    run = _run(cfg, started, results)
+    path = save(run, final)
+    if partial is not None:
+        partial.unlink(missing_ok=True)  # the run file holds it all now
+    return run, path
+
+
+def _run(cfg: Config, started: str, results) -> DebitCreditRun:
     notes = [
         (
             f"database sized for {cfg.sizing.rated_tps_per_partition:g} tps per partition "
@@ -218,7 +253,7 @@ def run_bench(
         "pool), not the standard's 100 tellers per tps thinking 100 s",
         _priority(),
     ]
-    run = DebitCreditRun(
+    return DebitCreditRun(
         workload=WORKLOAD,
         schema_version=SCHEMA_VERSION,
         started_utc=started,
@@ -228,9 +263,6 @@ def run_bench(
         results=tuple(results),
         notes=tuple(notes),
     )
-    stamp = started.replace(":", "").replace("-", "")
-    path = save(run, out / f"debitcredit-{stamp}.json")
-    return run, path
 
 
 RULES = {"95/1": (0.95, 1.0), "90/2": (0.90, 2.0)}
@@ -309,10 +341,16 @@ def bench_command(
     streams: int = 8,
     servers: int = 8,
     say: Callable[[str], None] = lambda s: None,
+    resume: str | None = None,
 ) -> tuple[DebitCreditRun, Path, str, list[Path]]:
-    """`wisconsin bench --workload debitcredit`: measure, save, report, plot."""
+    """`wisconsin bench --workload debitcredit`: measure, save, report, plot (with resume: a
+    progress file's configuration, measuring the partition counts it lacks)."""
     from wisconsin.workloads.debitcredit import plot, report
 
+    if resume is not None:
+        resumed = load_partial(resume)
+        run, path = run_bench(resumed.config, Path(resume).parent, say, resumed, Path(resume))
+        return _publish(run, path, report, plot)
     partitions = tuple(partitions) or default_partitions()
     step_s = DEFAULT_STEP_S if step_s is None else step_s
     if any(p < 1 for p in partitions):
@@ -338,6 +376,10 @@ def bench_command(
         durability=DURABILITY,
     )
     run, path = run_bench(cfg, out, say)
+    return _publish(run, path, report, plot)
+
+
+def _publish(run: DebitCreditRun, path: Path, report, plot):
     text = report.render(run, "text")
     report_path = path.with_suffix(".report.md")
     # never a half-written report under the final name

@@ -6,6 +6,7 @@ version. Every step keeps its HdrHistogram, so percentiles can be recomputed fro
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,6 +135,29 @@ def save(run: DebitCreditRun, path: str | os.PathLike) -> Path:
         raise WisconsinError(str(exc)) from None
     outputs.note_published(saved)
     return saved
+
+
+PARTIAL = ".partial"  # suffix of a bench's progress file: never read as a run file
+
+
+def save_partial(run: DebitCreditRun, final: Path) -> Path:
+    """The partition counts measured so far, beside the final run file's name (replaced
+    after each P; `bench --resume` continues from it, and the final save removes it)."""
+    path = final.with_name(final.name + PARTIAL)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(path, json.dumps(common.to_dict(run), indent=1) + "\n")
+    return path
+
+
+def load_partial(path: str | os.PathLike) -> DebitCreditRun:
+    """A progress file written by save_partial (refused if it is anything else)."""
+    p = Path(path)
+    if not p.name.endswith(".json" + PARTIAL):
+        raise WisconsinError(
+            f"{p}: not a DebitCredit progress file (debitcredit-*.json{PARTIAL}, written by "
+            "an interrupted bench)"
+        )
+    return load(p)
 
 
 def is_debitcredit(path: str | os.PathLike) -> bool:
