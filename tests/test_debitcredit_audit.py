@@ -98,8 +98,9 @@ def test_rule_tps_is_the_highest_delivered_rate_of_a_steady_step():
     over = step([90] * 30, mode="open", offered=120.0, arrivals=3600)  # backlog 900 > 120
     drifting = step([95] * 20 + [60] * 10, mode="open", offered=95.0, arrivals=2550)
     res = run_of(closed, fast, over, drifting).results[0]
-    assert metrics.rule_tps(res, 0.95, 1.0).fmt() == "80.0"  # delivered, not offered
-    assert metrics.peak_tps(res).fmt() == "100.0"
+    # delivered, not offered; one step: its batch means (a flat series: a zero-width interval)
+    assert metrics.rule_tps(res, 0.95, 1.0).fmt() == "80.0 [80.0-80.0]"
+    assert metrics.peak_tps(res).fmt() == "100.0 [100.0-100.0]"
     assert metrics.rule_tps(run_of(drifting).results[0], 0.95, 1.0).fmt() == "-"
 
 
@@ -243,3 +244,41 @@ def test_default_partitions_go_up_to_the_cores_and_the_time_left_adds_up(monkeyp
     left.end(1)  # took 250 s: 180 s of steps, 70 s untimed for one partition
     assert left.untimed_per_partition_s == 70.0
     assert left.left_s() == 6 * 30 + 2 * 70.0 and left.text() == "~5.3 min left"
+
+
+def _pinned(parts: int, cores: int, pins, oversubscribed=None):
+    run = run_of(step([100] * 30))
+    res = dataclasses.replace(
+        run.results[0],
+        partitions=parts,
+        pinned_cores=tuple(pins),
+        oversubscribed=parts > cores if oversubscribed is None else oversubscribed,
+    )
+    run = dataclasses.replace(run, results=(res,), environment={"usable_cores": cores})
+    return audit.rule_pinned(run, res)
+
+
+def test_the_pinning_rule_wants_one_core_per_partition_up_to_the_cores():
+    assert _pinned(2, 2, (0, 1)).ok
+    assert not _pinned(2, 2, (0,)).ok  # one short
+    assert not _pinned(2, 2, (1, 1)).ok  # two partitions on one core
+    assert not _pinned(2, 2, ()).ok and "not measure added processors" in _pinned(2, 2, ()).detail
+    assert _pinned(3, 2, ()).ok  # beyond the cores: oversubscribed, unpinned
+    assert not _pinned(3, 2, (0, 1, 0)).ok
+    assert not _pinned(3, 2, (), oversubscribed=False).ok
+    run = run_of(step([100] * 30))  # no usable cores recorded: cannot be judged
+    assert not audit.rule_pinned(run, run.results[0]).ok
+
+
+def test_partition_processes_run_on_their_own_core(tmp_path):
+    import os
+
+    from wisconsin.workloads.debitcredit.coordinator import pinned_cores
+
+    usable = sorted(os.sched_getaffinity(0))
+    assert pinned_cores(len(usable)) == tuple(usable)
+    assert pinned_cores(len(usable) + 1) == ()
+    schema.build(tmp_path / "d", 1, TINY)
+    with PartitionServers(tmp_path / "d", 1, TINY, tmp_path / "log", pin=True) as srv:
+        assert srv.cores == (usable[0],)
+        assert os.sched_getaffinity(srv.pids[0]) == {usable[0]}

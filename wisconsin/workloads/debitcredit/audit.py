@@ -314,12 +314,35 @@ def rule_scale(run, result) -> Rule:
     return Rule(name, True, verdict)
 
 
+def rule_pinned(run, result) -> Rule:
+    """Processors as Tandem counted them: at P up to the machine's usable cores (re-derived
+    from the run's environment) each partition ran on a core of its own; beyond them the
+    point is oversubscribed and must say so."""
+    name = f"P={result.partitions} pinned"
+    parts, cores = result.partitions, run.environment.get("usable_cores")
+    if not isinstance(cores, int) or cores < 1:
+        return Rule(name, False, "usable cores not recorded: pinning cannot be judged")
+    if parts > cores:
+        if not result.oversubscribed or result.pinned_cores:
+            return Rule(name, False, f"P={parts} > {cores} cores must be oversubscribed, unpinned")
+        return Rule(name, True, f"P={parts} > {cores} cores: oversubscribed, not pinned")
+    pins = result.pinned_cores
+    if len(pins) != parts or len(set(pins)) != parts:
+        return Rule(
+            name,
+            False,
+            f"P={parts} <= {cores} cores but partitions pinned to {list(pins) or 'none'}: "
+            "the scaleup would not measure added processors",
+        )
+    return Rule(name, True, f"partition p on core {list(pins)} (one core each)")
+
+
 def oltp_rules(run) -> list[Rule]:
     """Steadiness, delivered vs offered, memory and spill, per partition count; a rule whose
     evidence is malformed fails in one line."""
     out = []
     for result in run.results:
-        for rule in (rule_steady, rule_delivered, rule_memory, rule_scale):
+        for rule in (rule_steady, rule_delivered, rule_memory, rule_scale, rule_pinned):
             one = functools.partial(rule, run, result)
 
             def wrapped(_run, one=one):

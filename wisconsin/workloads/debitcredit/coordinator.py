@@ -17,11 +17,22 @@ from wisconsin.workloads.debitcredit.schema import Sizing, partition_file
 START_TIMEOUT_S = 60.0
 
 
+def pinned_cores(partitions: int) -> tuple[int, ...]:
+    """The core each partition is pinned to: the p-th usable core, when there is one per
+    partition; () when P exceeds the usable cores (oversubscribed: nothing pinned)."""
+    usable = sorted(os.sched_getaffinity(0))
+    return tuple(usable[:partitions]) if partitions <= len(usable) else ()
+
+
 class PartitionServers:
     """P partition processes (spawned: DuckDB is not fork-safe), used as a context manager."""
 
-    def __init__(self, data_dir, partitions: int, sizing: Sizing, log_dir, leave_open=False):
+    def __init__(
+        self, data_dir, partitions: int, sizing: Sizing, log_dir, leave_open=False, pin=False
+    ):
         self.partitions = partitions
+        # pin: partition p on the p-th usable core when P is at most the cores (else none)
+        self.cores = pinned_cores(partitions) if pin else ()
         self.leave_open = leave_open  # the old start-up's open result (server.last_txid)
         self.sizing = sizing
         self.paths = [partition_file(data_dir, p, partitions) for p in range(partitions)]
@@ -48,6 +59,7 @@ class PartitionServers:
                         authkey,
                         theirs,
                         self.leave_open,
+                        self.cores[p] if self.cores else None,
                     ),
                     name=f"debitcredit-p{p}",
                 )

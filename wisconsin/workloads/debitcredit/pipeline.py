@@ -139,7 +139,7 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
     db_bytes = schema.database_bytes(paths)
     log_dir = schema.ack_log_dir(paths[0].parent)  # emptied by the build
     steps: list[Step] = []
-    with PartitionServers(cfg.data_dir, partitions, cfg.sizing, log_dir) as servers:
+    with PartitionServers(cfg.data_dir, partitions, cfg.sizing, log_dir, pin=True) as servers:
         warmup_committed = _warm_up(servers, cfg)
         for r in range(cfg.repeats):
             load = Load("closed", cfg.step_s, streams=cfg.streams, seed=cfg.seed + 1000 + r)
@@ -191,6 +191,7 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
         accounts=cfg.sizing.accounts(partitions),
         build_s=build_s,
         db_bytes=db_bytes,
+        pinned_cores=servers.cores,
         warmup_committed=warmup_committed,
         steps=tuple(steps),
         audit=record,

@@ -85,6 +85,23 @@ def _steady_cell(v: metrics.Steadiness) -> str:
     return ("no: " if v.steady is False else "not judged: ") + v.why
 
 
+def _pinning(run: DebitCreditRun) -> str:
+    """Where each P's partitions ran (PartitionResult.pinned_cores)."""
+    parts = []
+    for r in run.results:
+        if r.pinned_cores:
+            parts.append(f"P={r.partitions} on cores {','.join(map(str, r.pinned_cores))}")
+        else:
+            parts.append(
+                f"P={r.partitions} "
+                + ("oversubscribed, not pinned" if r.oversubscribed else "not pinned")
+            )
+    return (
+        "; ".join(parts)
+        + " (a pinned partition's server, terminals and DuckDB threads share its one core)"
+    )
+
+
 def render(run: DebitCreditRun, fmt: str = "text") -> str:
     rows = summary_rows(run)
     cores = run.environment.get("usable_cores") or "?"
@@ -144,6 +161,7 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
         f"{cfg.servers} servers per partition at {', '.join(f'{f:g}' for f in cfg.load_fractions)}"
         " x the closed peak.",
         f"Durability: {cfg.durability}.",
+        "Processors: " + _pinning(run) + ".",
         "",
         ("## " if md else "")
         + "OLTP scaleup (one repeat: delivered tps [95% interval of its 5-s batch means]; "

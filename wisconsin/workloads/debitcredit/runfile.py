@@ -93,6 +93,8 @@ class PartitionResult:
     audit: AuditRecord
     # the partition files' bytes on disk after the build (None: not recorded, before 2026-11-25)
     db_bytes: int | None = None
+    # core of each partition's process (server, terminals, DuckDB threads); () not pinned
+    pinned_cores: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -202,12 +202,18 @@ def tally_dict(tally: driver.Tally, cpu_s: float, wall_s: float) -> dict:
     }
 
 
-def serve(part, partitions, sizing, path, log_dir, authkey, ctrl, leave_open=False) -> None:
+def serve(
+    part, partitions, sizing, path, log_dir, authkey, ctrl, leave_open=False, core=None
+) -> None:
     """Process entry: open the file, listen, report the address, then obey the coordinator.
 
     The coordinator's pipe closing (it exited or was killed) ends the process. leave_open:
     the old start-up's open result (tests and the collapse benchmark only; see last_txid).
+    core: pin this process to that core first, so DuckDB's threads and the terminals (all
+    started later) inherit it: one partition, one processor, as Tandem counted them.
     """
+    if core is not None:
+        os.sched_setaffinity(0, {core})
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the coordinator's to handle
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since spawn
     log_path = Path(log_dir) / f"driver-p{part:03d}.log"
