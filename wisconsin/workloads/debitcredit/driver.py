@@ -46,6 +46,8 @@ class Load:
     servers: int = 8  # open: server threads per partition
     drain_s: float = 5.0  # open: how long queued arrivals may still finish after the window
     seed: int = 0  # inputs and arrival times come from string-seeded streams: reproducible
+    # of transactions whose account is at another branch (0: every one local; benchmarks)
+    remote_share: float = REMOTE_SHARE
 
 
 @dataclass
@@ -81,8 +83,9 @@ class PartitionDown(Exception):
 class Terminal:
     """One stream of transactions: its own DuckDB cursor and its own links to the peers."""
 
-    def __init__(self, node, rng: random.Random):
+    def __init__(self, node, rng: random.Random, remote_share: float = REMOTE_SHARE):
         self.node = node
+        self.remote_share = remote_share
         self.cur = node.con.cursor()
         self.rng = rng
         self.links: dict[int, object] = {}
@@ -94,12 +97,13 @@ class Terminal:
         self.cur.close()
 
     def inputs(self) -> tuple[int, int, int, int]:
-        """(aid, tid, bid, delta): 85% the teller's own branch, 15% another one uniformly."""
+        """(aid, tid, bid, delta): 85% the teller's own branch, 15% (remote_share) another
+        one uniformly."""
         node, rng, s = self.node, self.rng, self.node.sizing
         tid = node.first_teller + rng.randrange(node.tellers)
         bid = s.branch_of_teller(tid)
         abid = bid
-        if node.total_branches > 1 and rng.random() < REMOTE_SHARE:
+        if node.total_branches > 1 and rng.random() < self.remote_share:
             abid = rng.randrange(node.total_branches - 1)
             abid += abid >= bid
         aid = abid * s.accounts_per_branch + rng.randrange(s.accounts_per_branch)
@@ -199,7 +203,9 @@ def _answered(tally: Tally, began: float, t_end: float, duration: float) -> None
 
 
 def _closed(node, load: Load, index: int, tally: Tally, t_end: float) -> None:
-    term = Terminal(node, random.Random(f"{load.seed}-{node.part}-{index}-closed"))
+    term = Terminal(
+        node, random.Random(f"{load.seed}-{node.part}-{index}-closed"), load.remote_share
+    )
     try:
         while time.perf_counter() < t_end and not node.stopping.is_set():
             t0 = time.perf_counter()
@@ -211,7 +217,7 @@ def _closed(node, load: Load, index: int, tally: Tally, t_end: float) -> None:
 
 
 def _serve_open(node, load, index, tally, work: queue.Queue, t_end, t_drain) -> None:
-    term = Terminal(node, random.Random(f"{load.seed}-{node.part}-{index}-open"))
+    term = Terminal(node, random.Random(f"{load.seed}-{node.part}-{index}-open"), load.remote_share)
     try:
         while True:
             arrival = work.get()

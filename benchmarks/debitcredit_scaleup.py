@@ -1,0 +1,169 @@
+"""Pinned OLTP scaleup P = 1 -> 2 through the harness against pinned plain DuckDB loops
+(issue 31): does the harness scale as well as the engine alone does on the same cores?
+
+Usage: python benchmarks/debitcredit_scaleup.py [--seconds 60] [--rounds 3] [--branches 100]
+       [--dir D]
+
+Databases of the same size per partition (default 1,000,000 accounts): a P = 1 and a P = 2
+DebitCredit database, and two P = 1 files for the loops. Per round, in rotated order, each
+after a warm-up of two 2 s windows, one --seconds window counted second by second:
+  harness1        the bench's partition server at P = 1, pinned to the first usable core,
+                  8 closed streams
+  harness2        P = 2, partition p pinned to the p-th core, 8 streams each, 15% remote
+                  (the standard's share: some transactions are distributed)
+  harness2-local  the same with every transaction local (0% remote)
+  loop1           benchmarks/debitcredit_vs_loop.py's plain loop (8 cursors of one DuckDB,
+                  the same transaction) in a process pinned to the first core
+  loop2           two such processes at once, pinned to the first and second cores, each on
+                  its own file
+Scaleups per round: harness2/harness1, harness2-local/harness1, loop2/loop1; the goal is
+harness scaleup / loop scaleup >= 0.9, given as median and a t-interval on the rounds' log
+ratios, 15% remote and local-only apart; fdatasync/s of the directory beside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import multiprocessing as mp
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]  # no shadowing
+
+from wisconsin.workloads.debitcredit import metrics, pipeline, schema  # noqa: E402
+from wisconsin.workloads.debitcredit.coordinator import (  # noqa: E402
+    PartitionServers,
+    pinned_cores,
+)
+from wisconsin.workloads.debitcredit.driver import Load  # noqa: E402
+
+WARM_S = 2.0
+STREAMS = 8
+
+
+def _vs_loop():
+    """benchmarks/debitcredit_vs_loop.py as a module (its plain loop and fsync probe)."""
+    spec = importlib.util.spec_from_file_location(
+        "debitcredit_vs_loop", os.path.join(_here, "debitcredit_vs_loop.py")
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def harness(root: Path, parts: int, sizing, seconds: float, remote: float, seed: int):
+    """(delivered tps, steady) of one closed step at P = parts, partitions pinned."""
+    with PartitionServers(root, parts, sizing, root / f"log-{seed}", pin=True) as servers:
+        assert len(servers.cores) == parts, "fewer usable cores than partitions"
+        for i in range(2):
+            servers.run(Load("closed", WARM_S, streams=STREAMS, seed=seed + 1 + i))
+        load = Load("closed", seconds, streams=STREAMS, seed=seed, remote_share=remote)
+        step = pipeline._step(load, 0, parts, servers.run(load))
+    return step.throughput_tps, bool(metrics.steadiness(step).steady)
+
+
+def _loop_child(path: str, sizing, seconds: float, seed: int, core: int, out) -> None:
+    os.sched_setaffinity(0, {core})
+    series, memory = _vs_loop().plain(Path(path), sizing, seconds, seed, STREAMS)
+    out.put((series, memory))
+
+
+def loops(paths: list[Path], sizing, seconds: float, seed: int):
+    """(delivered tps of all loops together, steady) with loop i pinned to the i-th core."""
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    cores = pinned_cores(len(paths))
+    procs = [
+        ctx.Process(target=_loop_child, args=(str(p), sizing, seconds, seed + i, c, out))
+        for i, (p, c) in enumerate(zip(paths, cores, strict=True))
+    ]
+    for p in procs:
+        p.start()
+    got = [out.get(timeout=seconds + 120) for _ in procs]
+    for p in procs:
+        p.join()
+    total = [sum(x) for x in zip(*(g[0] for g in got), strict=True)]
+    drift, allowed = metrics.drift_of(total)
+    flat = all(metrics.growth_of(g[1])[0] <= metrics.growth_of(g[1])[1] for g in got)
+    ok = drift is not None and abs(drift) <= allowed and flat
+    return sum(total) / len(total), ok
+
+
+def t_interval(ratios: list[float]) -> str:
+    """median, and the 95% t-interval of the mean log ratio over rounds."""
+    from scipy import stats as sps
+
+    logs = [math.log(r) for r in ratios]
+    med = statistics.median(ratios)
+    if len(logs) < 2:
+        return f"{med:.2f}"
+    half = sps.t.ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    mean = statistics.fmean(logs)
+    return f"{med:.2f} (mean {math.exp(mean):.2f} [{math.exp(mean - half):.2f}-{math.exp(mean + half):.2f}])"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--branches", type=int, default=100)
+    ap.add_argument("--dir", type=Path, default=None)
+    a = ap.parse_args()
+    if len(pinned_cores(2)) < 2:
+        sys.exit("needs 2 usable cores")
+    root = Path(tempfile.mkdtemp(prefix="dc-scaleup-", dir=a.dir))
+    sizing = schema.Sizing(branches_per_partition=a.branches)
+    try:
+        schema.build(root / "h1", 1, sizing)
+        schema.build(root / "h2", 2, sizing)
+        loop_files = [schema.build(root / f"l{i}", 1, sizing)[0] for i in range(2)]
+        print(
+            f"{sizing.accounts(1):,} accounts per partition; cores {list(pinned_cores(2))}; "
+            f"{a.rounds} rounds x {a.seconds:g} s steps, order rotated",
+            flush=True,
+        )
+        sides = ["harness1", "harness2", "harness2-local", "loop1", "loop2"]
+        tps: dict[str, list[float]] = {s: [] for s in sides}
+        fsyncs = []
+        for r in range(a.rounds):
+            for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
+                seed = 1000 * (r + 1) + sides.index(side)
+                if side == "harness1":
+                    rate, ok = harness(root / "h1", 1, sizing, a.seconds, 0.15, seed)
+                elif side.startswith("harness2"):
+                    remote = 0.0 if side.endswith("local") else 0.15
+                    rate, ok = harness(root / "h2", 2, sizing, a.seconds, remote, seed)
+                else:
+                    n = 1 if side == "loop1" else 2
+                    rate, ok = loops(loop_files[:n], sizing, a.seconds, seed)
+                tps[side].append(rate)
+                print(f"round {r + 1} {side:15s} {rate:7.1f} tps "
+                      f"{'steady' if ok else 'UNSTEADY'}", flush=True)  # fmt: skip
+            fsyncs.append(_vs_loop().fsync_probe(root, 3.0))
+            print(f"round {r + 1} fsync           {fsyncs[-1]:7.1f} fdatasync/s", flush=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print("\nper round: scaleup P = 1 -> 2")
+    loop_up = [b / a_ for a_, b in zip(tps["loop1"], tps["loop2"], strict=True)]
+    for side in ("harness2", "harness2-local"):
+        up = [b / a_ for a_, b in zip(tps["harness1"], tps[side], strict=True)]
+        print(f"  {side:15s} scaleup {t_interval(up)}")
+        rel = [h / lp for h, lp in zip(up, loop_up, strict=True)]
+        print(f"  {side:15s} scaleup / loop scaleup {t_interval(rel)} (goal: >= 0.9)")
+    print(f"  loops           scaleup {t_interval(loop_up)}")
+    print(f"  fsync           {statistics.median(fsyncs):.1f} fdatasync/s (median)")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, _here)
+    from _results import recorded
+
+    with recorded("debitcredit-scaleup"):
+        main()
