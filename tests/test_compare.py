@@ -264,11 +264,14 @@ def test_whole_curve_geomean_and_ratio_of_speedups_on_blocks():
 
     rng = np.random.default_rng(3)
     c = compare_runs(_curve_run(rng), _curve_run(rng, p2_slow=1.25, start="B"))
-    by_table = {r.table: r for r in c.curves}
-    # every query of F2 25% slower: the curve at P = 2 is, at P = 1 it is not
-    assert by_table["F2"].significant and 1.15 < by_table["F2"].time_ratio.value < 1.35
-    assert not by_table["F1"].significant
-    assert by_table["F1"].queries == 3 and by_table["F2"].blocks_a == 8
+    by = {r.label: r for r in c.curves}
+    assert set(by) == {"F scan", "F select", "F update", "F1", "F2"}
+    # every query of F2 25% slower: that table's curve is, F1's is not
+    assert by["F2"].significant and 1.15 < by["F2"].time_ratio.value < 1.35
+    assert not by["F1"].significant
+    assert by["F1"].points == 3 and by["F2"].blocks_a == 8
+    # each query's curve over P = 1, 2: the geometric mean of 1 and 1.25
+    assert 1.05 < by["F scan"].time_ratio.value < 1.2 and by["F scan"].points == 2
     # B's speedup at P = 2 is 1/1.25 of A's, for each query, and its interval says so
     spd = {r.query: r for r in c.speedup_ratios}
     assert set(spd) == {"scan", "select", "update"}
@@ -277,7 +280,7 @@ def test_whole_curve_geomean_and_ratio_of_speedups_on_blocks():
     text = render_comparison(c, "text")
     assert "Whole curves" in text and "Ratio of speedups" in text
     data = json.loads(render_comparison(c, "json"))
-    assert {r["table"] for r in data["curves"]} == {"F1", "F2"}
+    assert {r["label"] for r in data["curves"]} == set(by)
     # welch: identical values give no difference; the ratio is exp of the mean log difference
     r, p = welch([0.0, 0.0], [0.0, 0.0])
     assert r.value == 1.0 and p == 1.0
@@ -292,6 +295,20 @@ def test_identical_curves_are_not_called_different():
         c = compare_runs(_curve_run(rng), _curve_run(rng, start="B"))
         hits += any(r.significant for r in c.curves)
     assert hits <= 8, hits
+
+
+def test_a_larger_table_at_every_p_is_one_slower_curve_under_one_family():
+    """The scan 25% slower at P = 1 and 2 with block effects of 5% each side: the points
+    alone may miss it, the scan's curve (both P pooled) finds it; points and curves are
+    adjusted as one family."""
+    rng = np.random.default_rng(5)
+    found_point = found_curve = 0
+    for _ in range(20):
+        c = compare_runs(_curve_run(rng), _curve_run(rng, scan_slow=1.25, start="B"))
+        found_point += any(r.significant for r in c.rows if r.query == "scan")
+        found_curve += next(x for x in c.curves if x.label == "F scan").significant
+        assert len({r.p_holm for r in c.rows} | {x.p_holm for x in c.curves}) > 1
+    assert found_curve >= found_point and found_curve >= 18, (found_point, found_curve)
 
 
 def test_one_block_a_side_gives_no_curve_rows(ab):

@@ -186,22 +186,29 @@ def compare_runs(
         )
     qidx = {q: i for i, q in enumerate(QUERIES)}
     rows.sort(key=lambda r: (r.kind, qidx.get(r.query, len(QUERIES)), r.query, r.P))
-    adjusted = holm([r.p_value for r in rows])
+    # one family: every point and every whole curve (compare_curves), adjusted together
+    curves = curve_rows(runs_a, runs_b)
+    adjusted = holm([r.p_value for r in rows] + [c.p_value for c in curves])
     rows = [
         dataclasses.replace(r, p_holm=q, significant=q < alpha)
-        for r, q in zip(rows, adjusted, strict=True)
+        for r, q in zip(rows, adjusted, strict=False)
+    ]
+    curves = [
+        dataclasses.replace(c, p_holm=q, significant=q < alpha)
+        for c, q in zip(curves, adjusted[len(rows) :], strict=True)
     ]
     # the smallest slowdown each point could have shown, at Holm's strictest step
-    rows = [dataclasses.replace(r, detectable=_detectable(r, alpha / len(rows))) for r in rows]
+    family = len(rows) + len(curves)
+    rows = [dataclasses.replace(r, detectable=_detectable(r, alpha / family)) for r in rows]
     return Comparison(
         _label(runs_a),
         _label(runs_b),
         tuple(diffs),
         tuple(rows),
         tuple(context_differences(a, b)),
-        overall_verdict(rows),
+        overall_verdict([*rows, *curves]),
         _geomean(rows),
-        tuple(curve_rows(runs_a, runs_b, holm, alpha)),
+        tuple(curves),
         tuple(ratio_of_ratios(runs_a, runs_b)),
     )
 
@@ -246,9 +253,10 @@ def holm(ps: Sequence[float]) -> list[float]:
     return out
 
 
-def overall_verdict(rows: Sequence[Row]) -> str:
-    slower = [r for r in rows if r.significant and r.time_b > r.time_a]
-    faster = [r for r in rows if r.significant and r.time_b < r.time_a]
+def overall_verdict(rows: Sequence[Row | CurveRow]) -> str:
+    """From every significant point and curve (Row or CurveRow)."""
+    slower = [r for r in rows if r.significant and r.time_ratio.value > 1]
+    faster = [r for r in rows if r.significant and r.time_ratio.value < 1]
     if slower and faster:
         return "mixed"
     if slower:
@@ -316,7 +324,9 @@ def _document(c: Comparison) -> list[Section]:
     head.append(
         (
             "Verdict",
-            f"{c.verdict} ({sig} of {len(c.rows)} points differ after Holm's correction"
+            f"{c.verdict} ({sig} of {len(c.rows)} points and "
+            f"{sum(x.significant for x in c.curves)} of {len(c.curves)} curves differ after "
+            "Holm's correction"
             + (f"; geometric mean T_B/T_A {c.geomean.value:.3f}" if c.geomean else "")
             + ")",
         )
@@ -352,9 +362,10 @@ def _document(c: Comparison) -> list[Section]:
     curves = _curve_tables(c)
     notes = [
         "T: median seconds. Ratio: speedup (F) or scaleup (G) of each side against its own "
-        f"P0. Family-wise error: each p is adjusted for all {len(c.rows)} points (Holm); a "
-        f"point differs only if its adjusted p is below {ALPHA}, so the chance that any "
-        f"point of identical runs is called different is at most {ALPHA}.",
+        f"P0. Family-wise error: each p is adjusted for all {len(c.rows)} points and "
+        f"{len(c.curves)} whole curves (Holm); a point or curve differs only if its adjusted "
+        f"p is below {ALPHA}, so the chance that any of identical runs is called different "
+        f"is at most {ALPHA}.",
     ]
     if blocked:
         detect = sorted(r.detectable for r in blocked if r.detectable)
@@ -398,9 +409,8 @@ def _curve_tables(c: Comparison) -> list:
         out.append(
             Table(
                 [
-                    "Table",
-                    "P",
-                    "Queries",
+                    "Curve",
+                    "Points",
                     "Blocks A/B",
                     "geomean T_B/T_A [95% CI]",
                     "p (Holm)",
@@ -408,9 +418,8 @@ def _curve_tables(c: Comparison) -> list:
                 ],  # fmt: skip
                 [
                     [
-                        r.table,
-                        str(r.P),
-                        str(r.queries),
+                        r.label,
+                        str(r.points),
                         f"{r.blocks_a}/{r.blocks_b}",
                         _ratio(r.time_ratio),
                         f"{r.p_value:.3f} ({r.p_holm:.3f})",
@@ -421,9 +430,10 @@ def _curve_tables(c: Comparison) -> list:
             )
         )
         out.append(
-            "Whole curves: per table, the geometric mean of T_B/T_A over its queries, tested "
-            "on each block's mean log time (Welch t); Holm over the "
-            f"{len(c.curves)} tables as their own family."
+            "Whole curves: per query, the geometric mean of T_B/T_A over every P (e.g. 'F "
+            "scan'); per table, over its queries (e.g. 'F2'); tested on each block's mean "
+            f"log time (Welch t). Holm adjusts the {len(c.rows)} points and {len(c.curves)} "
+            "curves as one family."
         )
     if c.speedup_ratios:
         out.append(

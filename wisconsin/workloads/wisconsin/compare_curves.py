@@ -22,16 +22,19 @@ from wisconsin.runfiles.runfile import Run
 
 @dataclass(frozen=True)
 class CurveRow:
-    """One table of both sides: geometric mean over its queries of T_B/T_A."""
+    """A whole curve of both sides: one query over every P of a kind (table ""), or one
+    table over its queries (query ""); the geometric mean of T_B/T_A over its points."""
 
-    table: str
-    P: int
-    queries: int
+    label: str  # "F scan" (a query's curve) or "F2" (a table's queries)
+    kind: str
+    query: str  # "" for a table's curve
+    table: str  # "" for a query's curve
+    points: int  # points the geometric mean is over
     blocks_a: int
     blocks_b: int
     time_ratio: Ratio
     p_value: float
-    p_holm: float = 1.0
+    p_holm: float = 1.0  # adjusted with every point and curve of the comparison
     significant: bool = False
 
 
@@ -85,32 +88,37 @@ def _tables(run: Run) -> dict[str, tuple[str, int, list[str]]]:
     return out
 
 
-def curve_rows(runs_a: Sequence[Run], runs_b: Sequence[Run], holm, alpha: float) -> list[CurveRow]:
-    """Per table measured on both sides: the geometric mean over its queries of T_B/T_A,
-    tested on per-block means of log times (blocks holding every query)."""
+def _curve(label, kind, query, table, cells, runs_a, runs_b) -> CurveRow | None:
+    """The curve over cells ((table, query) pairs): per side, each block holding every cell
+    gives the mean of their log median times; Welch on those."""
+    sides = []
+    for runs in (runs_a, runs_b):
+        logs = [block_logs(runs, t, q) for t, q in cells]
+        common = set.intersection(*(set(x) for x in logs)) if logs else set()
+        sides.append([float(np.mean([x[k] for x in logs])) for k in sorted(common)])
+    la, lb = sides
+    if len(la) < 2 or len(lb) < 2:
+        return None
+    ratio, p = welch(la, lb)
+    return CurveRow(label, kind, query, table, len(cells), len(la), len(lb), ratio, p)
+
+
+def curve_rows(runs_a: Sequence[Run], runs_b: Sequence[Run]) -> list[CurveRow]:
+    """Per query and kind, its curve over every P measured on both sides (a table 25%
+    larger at every P shows as one slower curve); per table, its queries. Raw p-values:
+    compare adjusts them together with the points' (one family)."""
     ta, tb = _tables(runs_a[0]), _tables(runs_b[0])
+    both = {t: (k, P, [q for q in qs if q in tb[t][2]]) for t, (k, P, qs) in ta.items() if t in tb}
     rows = []
-    for table, (_, P, qa) in ta.items():
-        if table not in tb:
-            continue
-        queries = [q for q in qa if q in tb[table][2]]
-        sides = []
-        for runs in (runs_a, runs_b):
-            logs = [block_logs(runs, table, q) for q in queries]
-            common = set.intersection(*(set(x) for x in logs)) if logs else set()
-            sides.append([float(np.mean([x[k] for x in logs])) for k in sorted(common)])
-        la, lb = sides
-        if len(la) < 2 or len(lb) < 2:
-            continue
-        ratio, p = welch(la, lb)
-        rows.append(CurveRow(table, P, len(queries), len(la), len(lb), ratio, p))
-    adjusted = holm([r.p_value for r in rows])
-    return [
-        CurveRow(
-            r.table, r.P, r.queries, r.blocks_a, r.blocks_b, r.time_ratio, r.p_value, q, q < alpha
-        )  # fmt: skip
-        for r, q in zip(rows, adjusted, strict=True)
-    ]
+    for kind in sorted({k for k, _, _ in both.values()}):
+        tables = sorted((P, t) for t, (k, P, _) in both.items() if k == kind)
+        queries = [q for q in both[tables[0][1]][2] if all(q in both[t][2] for _, t in tables)]
+        for q in queries:
+            row = _curve(f"{kind} {q}", kind, q, "", [(t, q) for _, t in tables], runs_a, runs_b)
+            rows.append(row)
+    for table, (kind, _, queries) in both.items():
+        rows.append(_curve(table, kind, "", table, [(table, q) for q in queries], runs_a, runs_b))
+    return [r for r in rows if r is not None]
 
 
 def ratio_of_ratios(runs_a: Sequence[Run], runs_b: Sequence[Run]) -> list[RatioOfRatios]:
