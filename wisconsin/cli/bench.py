@@ -148,7 +148,9 @@ def bench(
     rule,
 ) -> None:
     """The main job: size the tables for this machine, generate, run F and G at every
-    partition count in interleaved rounds, report and plot.
+    partition count in interleaved rounds, report and plot. Calibrated (no --preset), it
+    plans 8 rounds of one block each within --time-budget (unless --min-reps/--blocks are
+    given) and runs more while time remains.
 
     With --workload debitcredit: OLTP scaleup at P = 1, 2, 4, ... up to the usable cores (or
     --partitions); per P one closed window and the stepped open curve of --step-seconds each.
@@ -213,6 +215,17 @@ def bench(
     refuse_cold_in_memory(cache, data_dir, cluster_address)
     # before the calibration probe and the build: both are wasted if no run file can be saved
     check_writable(default_run_path(out, mode).parent, f"--out {out}")
+    ctx = click.get_current_context()
+    if preset is None and repeat is None:
+        # within the time budget the calibrated bench plans SIZING_ROUNDS rounds of one block
+        # each (15 would shrink its tables under the harness bound); options given win
+        from wisconsin.workloads.wisconsin.pipeline import SIZING_ROUNDS
+
+        default = click.core.ParameterSource.DEFAULT
+        if ctx.get_parameter_source("min_reps") == default:
+            min_reps = SIZING_ROUNDS
+        if ctx.get_parameter_source("blocks") == default:
+            blocks = min(blocks, min_reps)
     max_reps = _max_reps(min_reps, max_reps)
     if time_budget is None and preset is None:
         time_budget = DEFAULT_TIME_BUDGET_S
@@ -246,7 +259,7 @@ def bench(
             time_budget_s=time_budget - (time.monotonic() - started),
             partitions=parts,
             rounds=repeat or min_reps,
-            blocks=blocks,
+            blocks=min(blocks, repeat or min_reps),
         )
         chosen = plan.preset
         click.echo(

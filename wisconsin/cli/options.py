@@ -139,14 +139,14 @@ def measurement_options(fn):
         click.option(
             "--min-reps",
             type=click.IntRange(min=1),
-            default=10,
+            default=15,
             show_default=True,
             help="Timed rounds at least (each round runs every table and query once).",
         ),
         click.option(
             "--max-reps",
             type=click.IntRange(min=1),
-            default=20,
+            default=30,
             show_default=True,
             help="Timed rounds at most.",
         ),
@@ -160,7 +160,7 @@ def measurement_options(fn):
         click.option(
             "--blocks",
             type=click.IntRange(min=1),
-            default=10,
+            default=15,
             show_default=True,
             help="Split the timed rounds into this many blocks of consecutive rounds (at least; "
             "--min-reps // blocks rounds each), each with fresh worker processes; intervals "

@@ -25,17 +25,18 @@ class RunOptions:
     out: str = "runs"
     engine: EngineConfig = EngineConfig()
     cache: str = "cold"
-    min_reps: int = 10
-    max_reps: int = 20
+    min_reps: int = 15
+    max_reps: int = 30
     target_ci: float = 0.10  # relative half-width of every headline ratio's interval
     time_budget_s: float | None = None
     order_seed: int | None = None  # None: drawn from the clock (and recorded)
     baseline: bool = True  # time the F1 table with one in-process DuckDB thread too
     # Replicates: timed rounds are split into this many blocks of consecutive rounds, each
     # with fresh worker processes; intervals come from the blocks (docs/methodology.md).
-    # 10 blocks of 1 round: a 25% slower cold scan is found under Holm over every point of a
-    # compare (3 blocks find it 12-41% of the time; docs/methodology.md).
-    blocks: int = 10
+    # 15 blocks of 1 round: a 25% larger table's cold scan is found slower under Holm over
+    # every point and curve of a compare 95% of the time (10 blocks: 78%, 3: 4%; resampled
+    # from real runs' blocks, docs/methodology.md).
+    blocks: int = 15
 
     @property
     def block_rounds(self) -> int:
