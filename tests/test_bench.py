@@ -126,3 +126,18 @@ def test_the_last_line_says_where_the_disk_went_and_how_to_free_it(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["another-run.json"]
     assert sorted(p.name for p in data.iterdir()) == ["F4", "_probe"]
     assert shlex.split(cmd)[0] == "rm"
+
+
+def test_sizes_are_decimal_as_printed_and_the_build_line_leaves_the_disk_to_bench():
+    import dataclasses
+
+    from wisconsin.builds import cost
+    from wisconsin.cli.bench import _bytes
+
+    assert _bytes(None, None, "10GB") == 10 * 10**9 and _bytes(None, None, "1GiB") == 2**30
+    assert cost.size(_bytes(None, None, "10GB")) == "10.0 GB"
+    est = cost.Estimate(("F2",), 10, 2, 5 * 10**9, 1.0, 2**20, 1, 9 * 10**10, "/", 4 * 10**9)
+    assert "4.0 GB of tables on disk" in cost.describe(est)
+    said = cost.describe(est, disk=False)
+    assert "GB of tables" not in said and said.startswith("cost: F2: 10 rows in 2 partitions, ~")
+    assert dataclasses.replace(est, files_bytes=0).fits

@@ -180,12 +180,16 @@ def _duration(s: float) -> str:
     return f"{s / 3600:.1f} h"
 
 
-def describe(e: Estimate) -> str:
-    """One line: what the build will cost."""
+def describe(e: Estimate, disk: bool = True) -> str:
+    """One line: what the build will cost (disk: with the tables' size on disk)."""
     return (
         f"cost: {', '.join(e.tables)}: {e.rows:,} rows in {e.partitions} partitions, "
-        f"~{size(e.files_bytes)} of tables on disk ({size(e.free_bytes)} free), "
-        f"~{_duration(e.seconds)} to build with {e.jobs} "
+        + (
+            f"~{size(e.files_bytes)} of tables on disk ({size(e.free_bytes)} free), "
+            if disk
+            else ""
+        )
+        + f"~{_duration(e.seconds)} to build with {e.jobs} "
         f"worker{'s' * (e.jobs != 1)}, ~{size(e.peak_rss_bytes)} peak memory per worker"
     )
 

@@ -108,6 +108,7 @@ def build_tables(
     client=None,
     worker_data: str | None = None,
     timeout: float = 3600.0,
+    disk_said: bool = False,
 ) -> BuildResult:
     """Build (or finish building) every table in specs under data_dir: in local processes,
     or with a Dask client each partition on its cluster worker's own disk (worker_data:
@@ -115,7 +116,9 @@ def build_tables(
     placement, stay under data_dir/<table>/ here).
 
     Before a local build, announce (if given) receives one line saying what it will cost
-    (wisconsin.builds.cost); a build that does not fit the free disk is refused (StoreError)."""
+    (wisconsin.builds.cost); a build that does not fit the free disk is refused (StoreError).
+    disk_said: the caller already said how much disk the tables take (bench): the line then
+    leaves the disk out, so one figure is printed once."""
     t0 = time.perf_counter()
     for spec in specs:
         store.validate_spec(spec)
@@ -126,7 +129,7 @@ def build_tables(
         if jobs <= 0:
             raise StoreError(f"jobs must be positive, got {jobs}")
         data = Path(data_dir)
-        _check_cost(data, specs, jobs, announce)
+        _check_cost(data, specs, jobs, announce, disk_said)
         executor = LocalBuilds(data, jobs)
     else:
         from wisconsin.builds.dask_cluster import DaskBuilds
@@ -174,7 +177,7 @@ def build_tables(
     )
 
 
-def _check_cost(data: Path, specs, jobs: int, announce) -> None:
+def _check_cost(data: Path, specs, jobs: int, announce, disk_said: bool = False) -> None:
     """Say what the partitions still to build will cost; refuse before creating anything
     if they do not fit the free disk."""
     pending = [
@@ -188,7 +191,7 @@ def _check_cost(data: Path, specs, jobs: int, announce) -> None:
         return
     est = cost.estimate(data, pending, jobs)
     if announce:
-        announce(cost.describe(est))
+        announce(cost.describe(est, disk=not disk_said))
     if not est.fits:
         raise StoreError(cost.refusal(est))
 

@@ -32,10 +32,12 @@ def _bytes(ctx, param, value: str | None) -> int | None:
         return None
     import re
 
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)i?b?\s*", value.lower())
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)(i?)b?\s*", value.lower())
     if not m:
         raise click.BadParameter(f"expected a size like 10GB or 500MB, got {value!r}")
-    return int(float(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " "))
+    # GB as every figure prints it (decimal, wisconsin.builds.cost.size); GiB binary
+    unit = 1024 if m.group(3) else 1000
+    return int(float(m.group(1)) * unit ** " kmgt".index(m.group(2) or " "))
 
 
 @click.command()
@@ -270,7 +272,7 @@ def bench(
         )
         click.echo(
             f"sizes: F {plan.f_rows:,} rows, G {plan.g_rows:,} rows per partition, P = "
-            f"{','.join(map(str, parts))} (within --disk-budget {disk_budget / 2**30:.1f} GB; "
+            f"{','.join(map(str, parts))} (within --disk-budget {_gb(disk_budget)}; "
             f"the disk they take is on the next line), ~{plan.predicted_s / 60:.0f} min predicted "
             f"(budget {time_budget / 60:.0f} min); shortest headline scan ~"
             f"{plan.min_scan_s:.2f} s vs {plan.bound_s:.2f} s needed"
