@@ -68,7 +68,11 @@ def shm_run(where, rows, seed, progress=None):
         mode="shared-memory",
         kinds=("F",),
         out=str(out),
+        # the settings the audit tests' forgeries were written against (not the defaults,
+        # which change with the power measured: a forged stop rule needs --max-reps 10)
         min_reps=5,
+        max_reps=10,
+        blocks=3,
     )
     return run(opts, progress=progress)[1]
 
