@@ -12,7 +12,8 @@ Pairs (same command, same data, default blocks):
   power_against_blocks resamples the 10-block ones);
 - "power": A on that table, B on a table 25% larger (--force: the sizes differ by design);
   the cold scan should be found slower (ratio near 1.25).
-Each row records what the runs' noise preflights found (other load, swap...); pairs run
+Each row records what the runs' noise preflights found (other load, swap...) and the other
+load measured while each run ran (busy CPU less the run's own; see OTHER_LOAD_LIMIT); pairs run
 until --pairs (--power-pairs) quiet ones are recorded, at most twice as many in all, and the
 goals are judged on the quiet pairs, with every pair reported too.
 
@@ -38,8 +39,10 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from _results import recorded  # benchmarks/_results.py: this directory is sys.path[0] here
@@ -69,13 +72,34 @@ def ensure_table(data: Path, rows: int) -> None:
             sys.exit(f"generate failed: {r.stderr.strip()}")
 
 
-def one_run(data: Path, out: Path) -> Path:
+# Other load during a run, in cores: the machine's busy CPU (from /proc/stat, steal
+# included) less the CPU of the run's own process tree (every worker is reaped by it, so
+# RUSAGE_CHILDREN holds them all). The preflight looks only at the start of a run; this
+# sees a neighbour that starts later. Above it, the run is not quiet.
+OTHER_LOAD_LIMIT = 0.15
+
+
+def _busy_seconds() -> float:
+    with open("/proc/stat") as f:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, f.readline().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_seconds() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def one_run(data: Path, out: Path) -> tuple[Path, float]:
+    """One run's file and the other load (cores) measured while it ran."""
     before = set(out.glob("*.json")) if out.exists() else set()
+    busy0, ours0, t0 = _busy_seconds(), _children_seconds(), time.monotonic()
     r = wisconsin("run", "--data", data, *RUN, "--out", out)
+    busy, ours = _busy_seconds() - busy0, _children_seconds() - ours0
     if r.returncode:
         sys.exit(f"run failed: {r.stderr.strip()}")
     (path,) = set(out.glob("*.json")) - before
-    return path
+    return path, max(0.0, busy - ours) / (time.monotonic() - t0)
 
 
 def summary(path: Path) -> dict:
@@ -90,19 +114,25 @@ def summary(path: Path) -> dict:
     }
 
 
-def record_pair(kind: str, index: int, a: Path, b: Path) -> dict:
+def record_pair(kind: str, index: int, a: tuple[Path, float], b: tuple[Path, float]) -> dict:
     from wisconsin.runfiles import runfile
     from wisconsin.workloads.wisconsin.compare import compare_runs
 
+    (a, load_a), (b, load_b) = a, b
     run_a, run_b = runfile.load(a), runfile.load(b)
     c = compare_runs(run_a, run_b, force=kind == "power")
-    noise = [f for r in (run_a, run_b) for f in _findings(r)]
+    noise = [f for r in (run_a, run_b) for f in _findings(r)] + [
+        f"other load {x:.2f} cores during run {side}"
+        for side, x in (("A", load_a), ("B", load_b))
+        if x > OTHER_LOAD_LIMIT
+    ]
     row = {
         "kind": kind,
         "pair": index,
         "blocks": run_a.blocks_done(),
         # the noise preflight of either run found other load, swap...: not a quiet pair
         "noise": noise,
+        "other_load": [round(load_a, 3), round(load_b, 3)],
         "a": a.name,
         "b": b.name,
         "verdict": c.verdict,
@@ -139,7 +169,8 @@ def _findings(run) -> list[str]:
 
 
 def quiet(rows: list[dict]) -> list[dict]:
-    """Pairs whose runs' noise preflights found nothing (rows from before it count)."""
+    """Pairs whose runs' noise preflights and in-run load found nothing (rows from before
+    either was recorded count)."""
     return [r for r in rows if not r.get("noise")]
 
 
