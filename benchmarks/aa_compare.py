@@ -81,7 +81,9 @@ OTHER_LOAD_LIMIT = 0.15
 
 def _busy_seconds() -> float:
     with open("/proc/stat") as f:
-        user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, f.readline().split()[1:9])
+        user, nice, system, _idle, _iowait, irq, softirq, steal = map(
+            int, f.readline().split()[1:9]
+        )
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
