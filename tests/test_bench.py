@@ -28,6 +28,25 @@ def test_sizes_make_the_scans_long_enough_when_the_budgets_allow():
     assert not any("do not allow" in n for n in plan.notes)
 
 
+def test_g_tables_stop_at_the_cores_and_their_room_goes_to_larger_partitions():
+    from wisconsin.workloads.wisconsin.pipeline import _table_bytes
+
+    plan = plan_sizes(_probe(0.0018, cold=2.24e6), disk_budget=10**10, time_budget_s=720)
+    assert plan.partitions == (1, 2, 4, 8, 16) and plan.g_partitions == (1, 2)
+    assert plan.preset.g_partitions == (1, 2)
+    disk = sum(_table_bytes(plan.f_rows, p) for p in plan.partitions)
+    disk += sum(_table_bytes(plan.g_rows * p, p) for p in (1, 2))
+    assert plan.disk_bytes == disk <= 10**10  # G4..G16 are neither built nor budgeted
+    # the quickstart's probe (2026-11-25): 0.55 M rows a partition with G to 16, the cold
+    # average 18x its overhead; G to the cores leaves room for ~3x the rows, past 20x
+    assert plan.g_rows > 1_500_000
+    assert not any(n.startswith("average") for n in plan.notes)
+    one = plan_sizes(
+        _probe(0.0018), disk_budget=10**10, time_budget_s=720, partitions=(4, 8)
+    )  # no count within the cores: the smallest, so that there is a scaleup baseline
+    assert one.g_partitions == (4,)
+
+
 def test_budgets_that_cannot_fit_say_so_and_stay_within_them():
     plan = plan_sizes(_probe(0.085), disk_budget=2 * 2**30, time_budget_s=600)
     assert plan.disk_bytes <= 2 * 2**30 and plan.predicted_s <= 600
@@ -37,7 +56,7 @@ def test_budgets_that_cannot_fit_say_so_and_stay_within_them():
 
 
 def test_a_time_budget_below_the_rounds_of_the_smallest_tables_says_so():
-    plan = plan_sizes(_probe(0.002), disk_budget=10 * 2**30, time_budget_s=300)
+    plan = plan_sizes(_probe(0.002), disk_budget=10 * 2**30, time_budget_s=200)
     assert any("even the smallest tables need" in n and "8 rounds" in n for n in plan.notes)
     roomy = plan_sizes(_probe(0.002), disk_budget=10 * 2**30, time_budget_s=780)
     assert not any("even the smallest" in n for n in roomy.notes)

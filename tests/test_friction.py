@@ -90,6 +90,35 @@ def test_run_says_exactly_what_is_missing(f_only, tmp_path):
     )
 
 
+def test_run_measures_g_at_its_own_counts_when_they_are_some_of_fs(tmp_path):
+    # a calibrated bench's layout: F over every count, G only up to the cores
+    data = tmp_path / "d"
+    build_tables(
+        data, [TableSpec("F", 2000, 1, 7), TableSpec("F", 2000, 2, 7), TableSpec("G", 500, 1, 7)],
+        jobs=2,
+    )  # fmt: skip
+    r = invoke(
+        "run", "--data", data, "--mode", "shared-memory", "--repeat", 1, "--warmup", 0,
+        "--queries", "average", "--out", tmp_path / "runs", "--quiet",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    names = [ln.split()[0] for ln in r.output.splitlines() if ln.startswith("  ")]
+    assert sorted(names) == ["F1", "F2", "G1"]
+    (path,) = (tmp_path / "runs").glob("*.json")
+    from wisconsin.runfiles import runfile
+    from wisconsin.workloads.wisconsin.audit import rule_complete
+
+    run = runfile.load(path)
+    assert (run.config.partitions, run.config.g_partitions) == ((1, 2), (1,))
+    assert run.config.tables() == [("F", 1), ("F", 2), ("G", 1)]
+    assert rule_complete(run).ok, rule_complete(run).detail
+    # the G2 the config does not name is not asked for; one it names and lacks fails
+    import dataclasses
+
+    wider = dataclasses.replace(run, config=dataclasses.replace(run.config, g_partitions=(1, 2)))
+    assert not rule_complete(wider).ok and "G2/average" in rule_complete(wider).detail
+
+
 def test_progress_lines_when_output_is_not_a_terminal(f_only, tmp_path):
     r = CliRunner().invoke(
         cli,

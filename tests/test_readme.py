@@ -18,8 +18,8 @@ def _counts(ps) -> str:
 
 def test_partition_counts_are_the_codes():
     assert (
-        f"`bench` on its defaults (sizes calibrated for the machine) runs {_counts(BENCH_PARTITIONS)};"
-        in README
+        f"`bench` on its defaults (sizes calibrated for the machine) runs F at "
+        f"{_counts(BENCH_PARTITIONS)} and G at P up to the cores" in README
     )
     by_counts: dict[tuple[int, ...], list[str]] = {}
     for p in PRESETS.values():

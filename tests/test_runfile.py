@@ -156,3 +156,15 @@ def test_an_absurdly_nested_manifest_or_update_record_is_one_line(tmp_path):
     (log.dir / "t1.json").write_text("{" * 100_000)
     with pytest.raises(WisconsinError, match="update journal record .*t1.json: not valid JSON"):
         log.pending()
+
+
+def test_a_config_without_g_partitions_measures_g_at_every_count():
+    from wisconsin.runfiles.runfile import table_list
+
+    assert table_list(("F", "G"), (1, 2, 4)) == [
+        ("F", 1), ("F", 2), ("F", 4), ("G", 1), ("G", 2), ("G", 4),
+    ]  # fmt: skip
+    assert table_list(("F", "G"), (1, 2, 4), (1, 2)) == [
+        ("F", 1), ("F", 2), ("F", 4), ("G", 1), ("G", 2),
+    ]  # fmt: skip
+    assert table_list(("G",), (1, 2, 4), (1,)) == [("G", 1)]

@@ -151,8 +151,9 @@ def bench(
 ) -> None:
     """The main job: size the tables for this machine, generate, run F and G at every
     partition count in interleaved rounds, report and plot. Calibrated (no --preset), it
-    plans 8 rounds of one block each within --time-budget (unless --min-reps/--blocks are
-    given) and runs more while time remains.
+    builds G only up to the cores (a processor per partition), plans 8 rounds of one block
+    each within --time-budget (unless --min-reps/--blocks are given) and runs more while
+    time remains.
 
     With --workload debitcredit: OLTP scaleup at P = 1, 2, 4, ... up to the usable cores (or
     --partitions); per P one closed window and the stepped open curve of --step-seconds each.
@@ -271,8 +272,9 @@ def bench(
             f"{(found.dispatch_s or 0) * 1e3:.1f} ms at P = {found.dispatch_partitions}"
         )
         click.echo(
-            f"sizes: F {plan.f_rows:,} rows, G {plan.g_rows:,} rows per partition, P = "
-            f"{','.join(map(str, parts))} (within --disk-budget {_gb(disk_budget)}; "
+            f"sizes: F {plan.f_rows:,} rows at P = {','.join(map(str, parts))}, G "
+            f"{plan.g_rows:,} rows per partition at P = {','.join(map(str, plan.g_partitions))} "
+            f"(a core each) (within --disk-budget {_gb(disk_budget)}; "
             f"the disk they take is on the next line), ~{plan.predicted_s / 60:.0f} min predicted "
             f"(budget {time_budget / 60:.0f} min); shortest headline scan ~"
             f"{plan.min_scan_s:.2f} s vs {plan.bound_s:.2f} s needed"
@@ -289,6 +291,7 @@ def bench(
         data_dir=data_dir,
         mode=mode,
         partitions=parts,
+        g_partitions=chosen.g_partitions,
         repeat=repeat,
         out=out,
         engine=engine,

@@ -177,13 +177,13 @@ def run_command(
         return
     refuse_cold_in_memory(cache, data_dir, cluster_address)
     explicit = ctx.get_parameter_source("kinds")
-    kinds, partitions = _tables_to_run(
+    kinds, partitions, g_partitions = _tables_to_run(
         data_dir, kinds, explicit != click.core.ParameterSource.DEFAULT, partitions
     )
     partitions = partitions or available_partitions(data_dir, kinds) or None
     engine = _engine_config(
         mode,
-        partitions or (16,),
+        (*(partitions or (16,)), *(g_partitions or ())),
         memory_limit,
         timeout,
         cluster_address,
@@ -196,6 +196,7 @@ def run_command(
         mode=mode,
         kinds=kinds,
         partitions=partitions,
+        g_partitions=g_partitions,
         queries=parse_queries(query_list) if query_list is not None else QUERIES,
         scan_variant=scan_variant,
         repeat=repeat,
@@ -217,8 +218,10 @@ def run_command(
 
 
 def _tables_to_run(data_dir: str, kinds, explicit: bool, partitions):
-    """(kinds, partitions) for `run`: without --tables, the kinds that are generated; without
-    --partitions, the counts generated for every kind. A one-line error says what is missing."""
+    """(kinds, partitions, g_partitions) for `run`: without --tables, the kinds that are
+    generated; without --partitions, the counts generated for every kind, or each kind's own
+    (F's, and G's as g_partitions) when G's are some of F's (a calibrated bench builds G
+    only up to the cores). A one-line error says what is missing."""
     from wisconsin.store import tables_in
 
     have = tables_in(data_dir)
@@ -237,6 +240,8 @@ def _tables_to_run(data_dir: str, kinds, explicit: bool, partitions):
         raise click.ClickException(
             f"no {' or '.join(missing)} tables in {data_dir} ({holds}): generate them{hint}"
         )
+    if partitions is None and set(kinds) == {"F", "G"} and counts["G"] < counts["F"]:
+        return kinds, tuple(sorted(counts["F"])), tuple(sorted(counts["G"]))
     if partitions is None:
         common = set.intersection(*(counts[k] for k in kinds))
         if not common:
@@ -246,7 +251,7 @@ def _tables_to_run(data_dir: str, kinds, explicit: bool, partitions):
                 f"({each}): choose --tables, or generate the missing tables"
             )
         partitions = tuple(sorted(common))
-    return kinds, partitions
+    return kinds, partitions, None
 
 
 def _no_tables(data_dir: str) -> str:

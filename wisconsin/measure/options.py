@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from wisconsin.engines.base import EngineConfig
 from wisconsin.measure.catalog import QueryCatalog
+from wisconsin.runfiles import runfile
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,8 @@ class RunOptions:
     mode: str = "shared-nothing"
     kinds: tuple[str, ...] = ("F", "G")
     partitions: tuple[int, ...] | None = None  # None: every count generated for all kinds
+    # G tables' counts when not `partitions` (RunConfig.g_partitions); None: the same
+    g_partitions: tuple[int, ...] | None = None
     # The workload's queries (wisconsin.workloads.wisconsin.queries.CATALOG): the runner
     # binds and checks them through this object and never imports a workload.
     catalog: QueryCatalog | None = None
@@ -37,6 +40,10 @@ class RunOptions:
     # every point and curve of a compare 95% of the time (10 blocks: 78%, 3: 4%; resampled
     # from real runs' blocks, docs/methodology.md).
     blocks: int = 15
+
+    def tables(self) -> list[tuple[str, int]]:
+        """(kind, P) of every table to measure (partitions must be set)."""
+        return runfile.table_list(self.kinds, self.partitions, self.g_partitions)
 
     @property
     def block_rounds(self) -> int:

@@ -64,21 +64,31 @@ def available_partitions(data_dir: str, kinds) -> tuple[int, ...]:
     return tuple(sorted(set.intersection(*counts))) if counts else ()
 
 
+def own_partitions(data_dir: str, kinds) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """(partitions, g_partitions) generated in data_dir: each kind's own counts when G's
+    are some of F's (a calibrated bench's G tables stop at the cores), else the counts
+    every kind has and g_partitions None."""
+    if set(kinds) == {"F", "G"}:
+        f, g = available_partitions(data_dir, ["F"]), available_partitions(data_dir, ["G"])
+        if g and set(g) < set(f):
+            return f, g
+    return available_partitions(data_dir, kinds), None
+
+
 def load_tables(opts: RunOptions) -> dict[str, store.Manifest]:
     """Manifests of every table the run needs; a clear error for any missing one."""
     manifests = {}
     have = store.tables_in(opts.data_dir)
-    for kind in opts.kinds:
-        for p in opts.partitions:
-            tdir = Path(opts.data_dir) / f"{kind}{p}"
-            if f"{kind}{p}" not in have:
-                found = f"it holds {', '.join(have)}" if have else "it holds no tables"
-                raise WisconsinError(
-                    f"table {kind}{p} is not generated in {opts.data_dir} ({found}): "
-                    "generate it with the same --rows and --seed, or choose --tables and "
-                    "--partitions to match"
-                )
-            manifests[f"{kind}{p}"] = store.read_manifest(tdir)
+    for kind, p in opts.tables():
+        tdir = Path(opts.data_dir) / f"{kind}{p}"
+        if f"{kind}{p}" not in have:
+            found = f"it holds {', '.join(have)}" if have else "it holds no tables"
+            raise WisconsinError(
+                f"table {kind}{p} is not generated in {opts.data_dir} ({found}): "
+                "generate it with the same --rows and --seed, or choose --tables and "
+                "--partitions to match"
+            )
+        manifests[f"{kind}{p}"] = store.read_manifest(tdir)
     seeds = {m.seed for m in manifests.values()}
     if len(seeds) > 1:
         raise WisconsinError(f"tables in {opts.data_dir} have different seeds {sorted(seeds)}")
@@ -206,6 +216,7 @@ def _config(opts: RunOptions, seed: int, order_seed: int) -> RunConfig:
         data_dir=os.path.abspath(opts.data_dir),
         kinds=opts.kinds,
         partitions=opts.partitions,
+        g_partitions=opts.g_partitions,
         queries=opts.queries,
         scan_variant=opts.scan_variant,
         scan_settings=opts.catalog.scan_settings(opts.scan_variant),
@@ -260,13 +271,13 @@ def _skeleton(opts: RunOptions, manifests: dict[str, store.Manifest]) -> dict:
 def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     """Measure, verify, save; return the run and the run file's path."""
     if opts.partitions is None:
-        found = available_partitions(opts.data_dir, opts.kinds)
+        found, g_found = own_partitions(opts.data_dir, opts.kinds)
         if not found:
             raise WisconsinError(
                 f"no {' and '.join(opts.kinds)} tables in {opts.data_dir}: run "
                 f"`wisconsin generate --data {opts.data_dir}` first"
             )
-        opts = replace(opts, partitions=found)
+        opts = replace(opts, partitions=found, g_partitions=g_found)
     opts = with_defaults(opts)
     validate(opts)
     out_path = default_run_path(opts.out, opts.mode)
@@ -306,6 +317,7 @@ def resume_options(run: Run, out: Path, engine: EngineConfig, catalog: QueryCata
         mode=c.mode,
         kinds=c.kinds,
         partitions=c.partitions,
+        g_partitions=c.g_partitions,
         queries=c.queries,
         scan_variant=c.scan_variant,
         warmup=c.warmup,
@@ -435,7 +447,7 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
         targets = _targets(opts, manifests, engine, base_engine)
         first = targets.get("F1") or next(iter(targets.values()))
         probes = _probe_machine(first.manifest, first.table_dir)
-        startup = engine.start(max(opts.partitions))
+        startup = engine.start(max(p for _, p in opts.tables()))
         if base_engine is not None:
             base_engine.start(1)
         if opts.engine.cluster:
@@ -451,7 +463,7 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
             )
         elif opts.mode == "shared-nothing":
             notes.append(
-                f"{max(opts.partitions)} workers started in {startup:.2f} s, afresh for each "
+                f"{max(p for _, p in opts.tables())} workers started in {startup:.2f} s, afresh for each "
                 f"block of {opts.block_rounds} round(s), and stayed attached within it; a "
                 "table of P partitions used the first P (as in the spec)"
             )
@@ -468,7 +480,7 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
             workers restarted: the seconds it took); None where the workers stay (one
             process, or a shared cluster's workers)."""
             if opts.mode == "shared-nothing" and not opts.engine.cluster:
-                return engine.start(max(opts.partitions))
+                return engine.start(max(p for _, p in opts.tables()))
             return None
 
         loop = Loop(state, targets, steps, opts, ram, progress, elapsed_before, new_block)

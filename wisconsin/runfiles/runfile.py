@@ -250,6 +250,23 @@ class RunConfig:
     # recorded (before blocks): the whole run is one block.
     blocks: int | None = None  # asked for
     block_rounds: int | None = None
+    # The G tables' partition counts when they are not `partitions` (the calibrated bench
+    # keeps batch scaleup to P <= cores, where each partition has a processor); None: the
+    # same counts (every file before 2026-11-26).
+    g_partitions: tuple[int, ...] | None = None
+
+    def tables(self) -> list[tuple[str, int]]:
+        """(kind, P) of every table the run measures, in kinds order."""
+        return table_list(self.kinds, self.partitions, self.g_partitions)
+
+
+def table_list(kinds, partitions, g_partitions=None) -> list[tuple[str, int]]:
+    """(kind, P) for kinds over partitions, G over g_partitions when given."""
+    return [
+        (k, p)
+        for k in kinds
+        for p in (g_partitions if k == "G" and g_partitions is not None else partitions)
+    ]
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ def rule_complete(run: Run) -> Rule:
     if run.status != "complete":
         return Rule(name, False, f"status {run.status!r}: {run.stop_reason or '?'}")
     c = run.config
-    want = [f"{k}{p}/{q}" for k in c.kinds for p in c.partitions for q in c.queries]
+    want = [f"{k}{p}/{q}" for k, p in c.tables() for q in c.queries]
     bad = coverage("measurements", want, [step_label(m) for m in run.measurements])
     if run.baseline:
         bad += coverage("baseline", list(c.queries), [m.query for m in run.baseline])
@@ -127,7 +127,7 @@ def rule_complete(run: Run) -> Rule:
     return Rule(
         name,
         True,
-        f"{len(run.measurements)} measurements = kinds x partitions x queries of the config"
+        f"{len(run.measurements)} measurements = the config's tables x queries"
         + (f", baseline of all {len(c.queries)} queries" if run.baseline else "")
         + ", one sample per partition; "
         + (

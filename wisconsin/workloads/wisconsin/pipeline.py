@@ -12,6 +12,7 @@ from wisconsin import WisconsinError, cluster, engines, outputs, store
 from wisconsin.analysis.schedule import OVERHEAD_MULTIPLE_MIN
 from wisconsin.builds import Progress, build_tables, cost
 from wisconsin.measure.runner import RunOptions, default_run_path, run
+from wisconsin.runfiles import runfile
 from wisconsin.runfiles.runfile import Run
 from wisconsin.store import TableSpec, generator, lock
 from wisconsin.workloads.wisconsin import plots, report
@@ -39,6 +40,11 @@ FRESH_WORKERS_S = 6.0
 SIZING_ROUNDS = 8
 GENERATE_ROWS_PER_S = 300_000.0  # both tables of a partition, 2 cores, measured
 SAFETY = 2.0  # sizes the shortest scan at SAFETY x the bound
+# The cold average (one column) at P = cores, from its partition's cold full-row scan time:
+# fixed + share x scan. Fitted to two measured points: 23 ms at 0.55 M rows a partition
+# (2026-11-25-quickstart-bench-3.md, scan 2.24 M rows/s) and 100 ms at 4 M rows.
+AVERAGE_FIXED_S = 0.011
+AVERAGE_SCAN_SHARE = 0.05
 MIN_ROWS_PER_PARTITION = 1000  # the smallest G partition plan_sizes chooses
 
 
@@ -49,6 +55,7 @@ class Plan:
     f_rows: int
     g_rows: int  # per partition
     partitions: tuple[int, ...]
+    g_partitions: tuple[int, ...]  # P <= cores: batch scaleup adds a processor per partition
     disk_bytes: int
     predicted_s: float  # generate + the minimum rounds and their blocks' fresh workers
     min_scan_s: float  # predicted cold scan at P = cores (the shortest headline scan)
@@ -57,7 +64,15 @@ class Plan:
 
     @property
     def preset(self) -> Preset:
-        return Preset(CALIBRATED, self.f_rows, self.g_rows, self.partitions, "calibrated")
+        g = self.g_partitions if self.g_partitions != self.partitions else None
+        return Preset(CALIBRATED, self.f_rows, self.g_rows, self.partitions, "calibrated", g)
+
+
+def scaleup_partitions(partitions: tuple[int, ...], cores: int) -> tuple[int, ...]:
+    """The G tables' counts a calibrated bench builds: those with a core per partition.
+    Beyond the cores a G table only measures cores shared by more data (16 partitions on 2
+    cores ran ~8x slower), yet it was ~60% of the bench's disk and time."""
+    return tuple(p for p in partitions if p <= cores) or (min(partitions),)
 
 
 def plan_sizes(
@@ -73,19 +88,20 @@ def plan_sizes(
     SAFETY x 20 x the harness overhead at P <= cores; then as large as the disk and time
     budgets allow (longer queries: the short ones, average and update, gain most)."""
     cores = max(1, min(probe.cores, max(partitions)))
-    row_bytes = cost.FILE_BYTES_PER_ROW  # both tables of a partition
+    g_parts = scaleup_partitions(partitions, cores)
     cold_rate = probe.cold_scan_rows_per_s or probe.scan_rows_per_s
     overhead = probe.dispatch_s or 0.02
     bound = OVERHEAD_MULTIPLE_MIN * overhead
     # rows one partition must hold so its cold scan lasts SAFETY x bound
     need = math.ceil(SAFETY * bound * cold_rate)
-    sum_p = sum(partitions)
-    steps = (2 * len(partitions) + 1) * 5
+    sum_p = sum(g_parts)
+    steps = (len(partitions) + len(g_parts) + 1) * 5
 
     def budget_of(g: int) -> tuple[int, float]:
         f = g * cores
         rows = f * len(partitions) + g * sum_p  # F tables + G tables
-        disk = sum(_table_bytes(f, p) + _table_bytes(g * p, p) for p in partitions)
+        disk = sum(_table_bytes(f, p) for p in partitions)
+        disk += sum(_table_bytes(g * p, p) for p in g_parts)
         run_rows = rows + f  # + the single-thread baseline on F1
         t = (
             rows / GENERATE_ROWS_PER_S
@@ -112,7 +128,7 @@ def plan_sizes(
             "rounds and blocks, and says so"
         )
     # a table's rows stay within the generator's range (G at the largest P, F at cores)
-    hi = min(max(g, lo) * 64, generator.MAX_ROWS // max(max(partitions), cores))
+    hi = min(max(g, lo) * 64, generator.MAX_ROWS // max(max(g_parts), cores))
     while hi - lo > max(1000, lo // 100):  # largest g within both budgets
         mid = (lo + hi) // 2
         d, tt = budget_of(mid)
@@ -124,14 +140,16 @@ def plan_sizes(
     disk, t = budget_of(g)
     f = g * cores
     min_scan = g / cold_rate
-    short = min_scan * 0.04  # the cold average, the shortest query
+    short = AVERAGE_FIXED_S + AVERAGE_SCAN_SHARE * min_scan  # the cold average, the shortest
     if short < bound:
+        rows = (bound - AVERAGE_FIXED_S) / AVERAGE_SCAN_SHARE * cold_rate  # a partition's
+        need_disk = budget_of(math.ceil(rows))[0]
         notes.append(
             f"average (cold ~{short * 1e3:.0f} ms at P = {cores}) stays below {bound * 1e3:.0f} ms "
             f"= {OVERHEAD_MULTIPLE_MIN:.0f}x the harness overhead: it reads one column, and "
-            f"reaching the bound needs ~{bound / 0.04 * cold_rate * cores * row_bytes * len(partitions) / 2**30:.0f} GB of F tables"
+            f"reaching the bound needs ~{need_disk / 1e9:.0f} GB of tables"
         )
-    return Plan(f, g, tuple(partitions), disk, t, min_scan, bound, tuple(notes))
+    return Plan(f, g, tuple(partitions), g_parts, disk, t, min_scan, bound, tuple(notes))
 
 
 def _too_small(disk_budget: int, need: int, partitions) -> str:
@@ -150,7 +168,8 @@ def check_disk_budget(disk_budget: int, partitions: tuple[int, ...]) -> None:
 
     cores = max(1, min(psutil.cpu_count(logical=True) or 1, max(partitions)))  # as the probe
     g = MIN_ROWS_PER_PARTITION
-    need = sum(_table_bytes(g * cores, p) + _table_bytes(g * p, p) for p in partitions)
+    need = sum(_table_bytes(g * cores, p) for p in partitions)
+    need += sum(_table_bytes(g * p, p) for p in scaleup_partitions(partitions, cores))
     if need > disk_budget:
         raise WisconsinError(_too_small(disk_budget, need, partitions))
 
@@ -203,8 +222,12 @@ def disk_plan(specs, data_dir: str, on_cluster: bool = False) -> DiskPlan:
 
 
 def preset_specs(preset: str | Preset, seed: int, kinds, partitions) -> list[TableSpec]:
+    """The tables of a preset over partitions (its G tables over its g_partitions, if set)."""
     p = preset if isinstance(preset, Preset) else get_preset(preset)
-    return [TableSpec(k, p.rows_for(k), n, seed) for k in kinds for n in partitions]
+    return [
+        TableSpec(k, p.rows_for(k), n, seed)
+        for k, n in runfile.table_list(kinds, partitions, p.g_partitions)
+    ]
 
 
 @lock.locked("data_dir", create=True)
@@ -225,9 +248,7 @@ def bench(
     local build's cost line (wisconsin.builds.cost) before it starts.
     """
     p = preset if isinstance(preset, Preset) else get_preset(preset)
-    specs = [
-        TableSpec(k, p.rows_for(k), n, seed) for k in options.kinds for n in options.partitions
-    ]
+    specs = [TableSpec(k, p.rows_for(k), n, seed) for k, n in options.tables()]
     # before the tables are built: a run file that cannot be written wastes the build
     out_dir = default_run_path(options.out, options.mode).parent
     store.check_writable(out_dir, f"--out {options.out}")

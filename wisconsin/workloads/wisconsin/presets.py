@@ -19,6 +19,8 @@ class Preset:
     g_rows_per_partition: int  # G tables: rows per partition (batch scaleup)
     partitions: tuple[int, ...]
     description: str
+    # G tables' counts when not `partitions` (the calibrated bench: P <= cores); None: same
+    g_partitions: tuple[int, ...] | None = None
 
     def rows_for(self, kind: str) -> int:
         return self.f_rows if kind == "F" else self.g_rows_per_partition
