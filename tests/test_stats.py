@@ -129,3 +129,12 @@ def test_block_interval_needs_two_blocks():
     assert t.lo <= t.value <= t.hi
     with pytest.raises(ValueError):
         block_ratio_interval([[1.0]], [[1.0], [2.0]])
+
+
+def test_permutation_p_with_one_repetition_a_side_enumerates_its_few_splits():
+    # scipy's permutation_test needs two observations a side; runs of one round have one
+    from wisconsin.analysis.stats import permutation_p
+
+    assert permutation_p([1.0], [2.0]) == 1.0  # two splits, equally extreme
+    assert permutation_p([1.0], [2.0, 3.0]) == pytest.approx(2 / 3)  # {1} and {3} as extreme
+    assert permutation_p([5.0], [1.0, 1.1, 1.2, 0.9]) == pytest.approx(1 / 5)

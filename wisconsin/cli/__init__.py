@@ -6,6 +6,7 @@ and one module per family of commands registers its commands here."""
 
 from __future__ import annotations
 
+from wisconsin.cli.ab import ab
 from wisconsin.cli.app import cli, main
 from wisconsin.cli.bench import bench
 from wisconsin.cli.options import DEFAULT_OUT
@@ -13,7 +14,9 @@ from wisconsin.cli.reading import audit, compare, plot, report
 from wisconsin.cli.run import _print_run_summary, run_command
 from wisconsin.cli.tables import export, generate, info, repair
 
-for _command in (generate, info, repair, export, bench, run_command, report, plot, compare, audit):
+for _command in (
+    generate, info, repair, export, bench, run_command, ab, report, plot, compare, audit,
+):  # fmt: skip
     cli.add_command(_command)
 
 __all__ = ["DEFAULT_OUT", "_print_run_summary", "cli", "main"]

@@ -102,7 +102,7 @@ def plot(runs, out_dir, force) -> None:
 
 @click.command()
 @click.argument("run_a", type=click.Path(dir_okay=False))
-@click.argument("run_b", type=click.Path(dir_okay=False))
+@click.argument("run_b", type=click.Path(dir_okay=False), required=False)
 @click.option("--force", is_flag=True, help="Compare runs of different tables or seeds anyway.")
 @click.option(
     "--format",
@@ -136,10 +136,26 @@ def plot(runs, out_dir, force) -> None:
 def compare(run_a, run_b, force, fmt, more_a, more_b, fail_slower) -> None:
     """Compare two runs of the same tables: time ratios, speedups, significance.
 
-    Two DebitCredit runs: throughput ratios per partition count.
+    One A/B file (`wisconsin ab`): its A blocks against its B blocks. Two DebitCredit runs:
+    throughput ratios per partition count.
     """
     from wisconsin import workloads
+    from wisconsin.runfiles.abfile import is_ab_file
 
+    if run_b is None:
+        if not is_ab_file(run_a) or more_a or more_b:
+            raise click.UsageError(
+                "give RUN_A and RUN_B, or one A/B file of `wisconsin ab` (without --with-a/-b)"
+            )
+        from wisconsin.workloads.wisconsin import compare as wcompare
+
+        click.echo(wcompare.compare_ab_file(run_a, fmt=fmt), nl=False)
+        if fail_slower is not None:
+            failed = wcompare.ab_slower_than(run_a, fail_slower)
+            if failed:
+                click.echo(f"gate: {failed}", err=True)
+                sys.exit(1)
+        return
     a, b = [run_a, *more_a], [run_b, *more_b]
     workload = workloads.of_runs(a + b)
     click.echo(workload.compare_files(a, b, force=force, fmt=fmt), nl=False)

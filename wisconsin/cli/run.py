@@ -139,8 +139,8 @@ def run_command(
 ) -> None:
     """Time the five queries on F and G tables at each partition count, in interleaved
     rounds; save a run file."""
-    from wisconsin.measure.runner import RunOptions, available_partitions, resume, run
-    from wisconsin.workloads.wisconsin.queries import CATALOG, QUERIES, parse_queries
+    from wisconsin.measure.runner import resume, run
+    from wisconsin.workloads.wisconsin.queries import CATALOG
 
     if resume_path is not None:
         # --time-budget: a run whose budget ran out before its first timed round needs more
@@ -175,46 +175,58 @@ def run_command(
         _print_run_summary(result)
         click.echo(f"run file: {path}")
         return
-    refuse_cold_in_memory(cache, data_dir, cluster_address)
-    explicit = ctx.get_parameter_source("kinds")
-    kinds, partitions, g_partitions = _tables_to_run(
-        data_dir, kinds, explicit != click.core.ParameterSource.DEFAULT, partitions
-    )
-    partitions = partitions or available_partitions(data_dir, kinds) or None
-    engine = _engine_config(
-        mode,
-        (*(partitions or (16,)), *(g_partitions or ())),
-        memory_limit,
-        timeout,
-        cluster_address,
-        (tls_ca, tls_cert, tls_key),
-        transport,
-    )
-    opts = RunOptions(
-        catalog=CATALOG,
-        data_dir=data_dir,
-        mode=mode,
-        kinds=kinds,
-        partitions=partitions,
-        g_partitions=g_partitions,
-        queries=parse_queries(query_list) if query_list is not None else QUERIES,
-        scan_variant=scan_variant,
-        repeat=repeat,
-        warmup=warmup,
-        out=out,
-        engine=engine,
-        cache=cache,
-        min_reps=min_reps,
-        max_reps=_max_reps(min_reps, max_reps),
-        target_ci=target_ci,
-        blocks=blocks,
-        time_budget_s=time_budget,
-        order_seed=order_seed,
-    )
+    opts = run_options(ctx)
     with _progress(quiet) as progress:
         result, path = run(opts, progress=progress)
     _print_run_summary(result)
     click.echo(f"run file: {path}")
+
+
+def run_options(ctx: click.Context):
+    """The RunOptions of a parsed `run` command line (not --resume): `run` and each side of
+    `ab` build theirs here."""
+    from wisconsin.measure.runner import RunOptions, available_partitions
+    from wisconsin.workloads.wisconsin.queries import CATALOG, QUERIES, parse_queries
+
+    p = ctx.params
+    data_dir, cluster_address, partitions = p["data_dir"], p["cluster_address"], p["partitions"]
+    refuse_cold_in_memory(p["cache"], data_dir, cluster_address)
+    explicit = ctx.get_parameter_source("kinds")
+    kinds, partitions, g_partitions = _tables_to_run(
+        data_dir, p["kinds"], explicit != click.core.ParameterSource.DEFAULT, partitions
+    )
+    partitions = partitions or available_partitions(data_dir, kinds) or None
+    engine = _engine_config(
+        p["mode"],
+        (*(partitions or (16,)), *(g_partitions or ())),
+        p["memory_limit"],
+        p["timeout"],
+        cluster_address,
+        (p["tls_ca"], p["tls_cert"], p["tls_key"]),
+        p["transport"],
+    )
+    query_list = p["query_list"]
+    return RunOptions(
+        catalog=CATALOG,
+        data_dir=data_dir,
+        mode=p["mode"],
+        kinds=kinds,
+        partitions=partitions,
+        g_partitions=g_partitions,
+        queries=parse_queries(query_list) if query_list is not None else QUERIES,
+        scan_variant=p["scan_variant"],
+        repeat=p["repeat"],
+        warmup=p["warmup"],
+        out=p["out"],
+        engine=engine,
+        cache=p["cache"],
+        min_reps=p["min_reps"],
+        max_reps=_max_reps(p["min_reps"], p["max_reps"]),
+        target_ci=p["target_ci"],
+        blocks=p["blocks"],
+        time_budget_s=p["time_budget"],
+        order_seed=p["order_seed"],
+    )
 
 
 def _tables_to_run(data_dir: str, kinds, explicit: bool, partitions):

@@ -25,7 +25,7 @@ import numpy as np
 from wisconsin import WisconsinError
 from wisconsin.analysis import stats
 from wisconsin.analysis.metrics import Ratio, as_runs, compute_points
-from wisconsin.runfiles.runfile import Run
+from wisconsin.runfiles.runfile import Run, RunFileError
 from wisconsin.workloads.wisconsin import tandem
 from wisconsin.workloads.wisconsin.compare_curves import (
     CurveRow,
@@ -86,6 +86,7 @@ class Comparison:
     # queries; per point above P0, B's speedup or scaleup over A's (both on blocks)
     curves: tuple[CurveRow, ...] = ()
     speedup_ratios: tuple[RatioOfRatios, ...] = ()
+    paired: bool = False  # from one A/B file: blocks of A and B alternated in one session
 
     @property
     def significant_points(self) -> int:
@@ -387,7 +388,7 @@ def _document(c: Comparison) -> list[Section]:
             "before blocks, or too few rounds): tested by permutation on repetitions, which "
             "treats repetitions of one run as independent: run-to-run variation unknown. "
             "For a verdict that holds, measure both in blocks (run --blocks), or A and B "
-            "alternately in one session."
+            "alternately in one session (`wisconsin ab`)."
         )
         min_p = {
             1.0 / math.comb(r.reps_a + r.reps_b, r.reps_a) * 2
@@ -399,6 +400,12 @@ def _document(c: Comparison) -> list[Section]:
                 "Some rows have too few repetitions for any split to reach p < "
                 f"{ALPHA}: add repetitions to detect a difference there."
             )
+    if c.verdict == "cannot tell apart" and not c.paired:
+        notes.append(
+            "Cannot tell apart: separate runs also differ by the drift between them. To "
+            "resolve a smaller difference, measure A and B in one invocation, blocks in turn: "
+            '`wisconsin ab --data DIR --a "A\'s options" --b "B\'s options"`.'
+        )
     return [Section("Wisconsin run comparison", [head, Table(header, rows), *notes, *curves])]
 
 
@@ -487,12 +494,37 @@ def compare_files(
     return render_comparison(compare_runs(runs[: len(pa)], runs[len(pa) :], force=force), fmt)
 
 
+def _ab_runs(path: str | os.PathLike) -> tuple[tuple[Run, ...], tuple[Run, ...]]:
+    from wisconsin.runfiles import abfile
+
+    try:
+        ab = abfile.load(path)
+    except RunFileError as exc:
+        raise WisconsinError(str(exc)) from None
+    return ab.a, ab.b
+
+
+def compare_ab_file(path: str | os.PathLike, fmt: str = "text") -> str:
+    """An A/B file's A blocks against its B blocks (what `wisconsin compare AB.json` prints).
+    Its sides differ by design (mode, settings, data): compared as if forced."""
+    a, b = _ab_runs(path)
+    return render_comparison(dataclasses.replace(compare_runs(a, b, force=True), paired=True), fmt)
+
+
+def ab_slower_than(path: str | os.PathLike, factor: float) -> str:
+    """`compare AB.json --fail-slower FACTOR`."""
+    return _slower(compare_runs(*_ab_runs(path), force=True), factor)
+
+
 def slower_than(
     a: Sequence[str | os.PathLike], b: Sequence[str | os.PathLike], factor: float, force=False
 ) -> str:
     """`compare --fail-slower FACTOR`: what makes B fail the gate ("" when it passes)."""
     runs = load_runs([*a, *b])
-    c = compare_runs(runs[: len(a)], runs[len(a) :], force=force)
+    return _slower(compare_runs(runs[: len(a)], runs[len(a) :], force=force), factor)
+
+
+def _slower(c: Comparison, factor: float) -> str:
     bad = [r for r in c.rows if r.significant and r.time_ratio.value > factor]
     if not bad:
         return ""
