@@ -127,3 +127,22 @@ def test_html_on_a_terminal_says_how_to_write_it(monkeypatch):
     ]
     monkeypatch.setattr(reading, "_on_terminal", lambda: False)  # redirected: the page
     assert _cli("report", "--format", "html", FIX / "run_v2.json").output.startswith("<!DOCTYPE")
+
+
+def test_a_bench_with_g_to_the_cores_says_so_and_scales_up_at_its_own_largest_p(tmp_path):
+    import dataclasses
+
+    from wisconsin.runfiles import runfile
+    from wisconsin.workloads.wisconsin.audit import rule_complete
+
+    run = runfile.load(REFERENCE)  # G at 1..16: keep G1 and G2, as a calibrated bench now does
+    cut = dataclasses.replace(
+        run,
+        measurements=tuple(m for m in run.measurements if m.kind == "F" or m.partitions <= 2),
+        tables=tuple(t for t in run.tables if t.kind == "F" or t.partitions <= 2),
+        config=dataclasses.replace(run.config, g_partitions=(1, 2)),
+    )
+    assert rule_complete(cut).ok, rule_complete(cut).detail
+    text = _cli("report", runfile.save(cut, tmp_path / "cut.json")).output
+    assert "; P = 1,2,4,8,16 (G at 1,2)" in text
+    assert "Speedup at P=16" in text and "Scaleup at P=2" in text, text

@@ -166,6 +166,8 @@ def verdict_section(runs: Sequence[Run], points: list[Point], ratio_cell) -> Sec
     cores = machine_cores(run)
     where = f"cluster {cfg.cluster}" if cfg.cluster else f"{cores} cores"
     parts = ",".join(str(p) for p in sorted({t.partitions for t in run.tables}))
+    if cfg.g_partitions is not None and "G" in cfg.kinds:  # a calibrated bench's layout
+        parts += f" (G at {','.join(map(str, cfg.g_partitions))})"
     pooled = f"; {len(runs)} runs pooled" if len(runs) > 1 else ""
     items: list = [f"{cfg.mode} on {where}; P = {parts}{pooled}"]
     items.append(audit_verdict(runs).text)
