@@ -41,6 +41,15 @@ from wisconsin.workloads.debitcredit.server import ENGINE_MEMORY  # noqa: E402
 
 MB = 2**20
 WARM_S = 2.0
+WAL: list[int] = []  # the last plain step's WAL bytes per second
+
+
+def checkpoints(series, wal) -> str:
+    """Seconds where the WAL shrank (a checkpoint), with that second's tps against the
+    step's median: do the dips of the per-second series fall on checkpoints?"""
+    med = statistics.median(series) or 1.0
+    at = [i for i in range(1, min(len(wal), len(series))) if wal[i] < wal[i - 1]]
+    return ", ".join(f"s{i} {series[i] / med:.2f}x" for i in at) or "none"
 
 
 def plain(path: Path, sizing, seconds: float, seed: int, threads: int = 1):
@@ -51,11 +60,14 @@ def plain(path: Path, sizing, seconds: float, seed: int, threads: int = 1):
     tellers, accounts = sizing.tellers(1), sizing.accounts(1)
     txids = itertools.count((seed << 40) + int(time.time() * 1e3))
     memory: list[int] = []
+    WAL.clear()  # the write-ahead log's size each second: a drop is a checkpoint
+    wal = Path(str(path) + ".wal")
     stop = threading.Event()
 
     def sample(t0):
         while not stop.is_set():
             memory.append(int(mon.execute(ENGINE_MEMORY).fetchall()[0][0] or 0))
+            WAL.append(wal.stat().st_size if wal.exists() else 0)
             stop.wait(max(0.0, t0 + len(memory) - time.perf_counter()))
 
     def loop(index, t_end, counts=None, t0=0.0):
@@ -99,11 +111,25 @@ def plain(path: Path, sizing, seconds: float, seed: int, threads: int = 1):
     return [float(c) for c in counts], memory
 
 
-def harness(root: Path, sizing, seconds: float, streams: int, seed: int):
+def harness(root: Path, path: Path, sizing, seconds: float, streams: int, seed: int):
     load = Load("closed", seconds, streams=streams, seed=seed)
+    wal, stop = Path(str(path) + ".wal"), threading.Event()
+
+    def sample(t0):  # the server's WAL, from here: the same file
+        while not stop.is_set():
+            WAL.append(wal.stat().st_size if wal.exists() else 0)
+            stop.wait(max(0.0, t0 + len(WAL) - time.perf_counter()))
+
     with PartitionServers(root, 1, sizing, root / f"log-{seed}") as servers:
         servers.run(Load("closed", WARM_S, streams=streams, seed=seed + 1))
-        step = pipeline._step(load, 0, 1, servers.run(load))
+        WAL.clear()
+        sampler = threading.Thread(target=sample, args=(time.perf_counter(),))
+        sampler.start()
+        try:
+            step = pipeline._step(load, 0, 1, servers.run(load))
+        finally:
+            stop.set()
+            sampler.join()
     return list(step.tps_series), list(step.memory_bytes[0]), step
 
 
@@ -147,13 +173,21 @@ def main() -> None:
                 if side.startswith("plain"):
                     threads = 1 if side == "plain" else 8
                     series, memory = plain(path, sizing, a.seconds, 100 + r, threads)
+                    print(
+                        f"  {side} checkpoints (WAL shrank; tps that second / median): "
+                        f"{checkpoints(series, WAL)}; WAL max {max(WAL, default=0) / MB:.1f} MB"
+                    )
                     drift, allowed = metrics.drift_of(series)  # as the bench judges
                     grew, mem_allowed = metrics.growth_of(memory)
                     ok = drift is not None and abs(drift) <= allowed and grew <= mem_allowed
                 else:
                     streams = 1 if side == "harness1" else 8
                     seed = 1000 * (r + 1) + streams
-                    series, memory, step = harness(root, sizing, a.seconds, streams, seed)
+                    series, memory, step = harness(root, path, sizing, a.seconds, streams, seed)
+                    print(
+                        f"  {side} checkpoints (WAL shrank; tps that second / median): "
+                        f"{checkpoints(series, WAL)}; WAL max {max(WAL, default=0) / MB:.1f} MB"
+                    )
                     v = metrics.steadiness(step)
                     ok, drift, allowed = bool(v.steady), v.drift, v.drift_allowed
                 rate = sum(series) / len(series)
