@@ -314,3 +314,51 @@ def test_a_larger_table_at_every_p_is_one_slower_curve_under_one_family():
 def test_one_block_a_side_gives_no_curve_rows(ab):
     c = compare_runs(*ab)
     assert c.curves == () and c.speedup_ratios == ()
+
+
+def test_separate_runs_allow_for_their_run_to_run_shift_an_ab_file_does_not():
+    from wisconsin.workloads.wisconsin.compare import RUN_TO_RUN_LOG_SD, run_to_run_var
+
+    sd2 = RUN_TO_RUN_LOG_SD**2
+    assert run_to_run_var(1, 1, paired=False) == pytest.approx(2 * sd2)
+    assert run_to_run_var(2, 3, paired=False) == pytest.approx(sd2 * (1 / 2 + 1 / 3))
+    assert run_to_run_var(1, 1, paired=True) == 0.0
+    # B's whole level 6% higher, tight blocks (1% spread), 15 blocks a side: the blocks
+    # alone call it (paired, as an A/B file's alternated blocks are); as two separate runs
+    # it is within what one run differs from the next (the A/A pair of 2026-11-26, 7.6%)
+    rng = np.random.default_rng(3)
+    a = _block_run(rng, blocks=15, spread=0.01)
+    b = _block_run(rng, slow=1.0, blocks=15, spread=0.01, start="B")
+    b = dataclasses.replace(
+        b,
+        measurements=tuple(
+            dataclasses.replace(
+                m,
+                repetitions=tuple(
+                    dataclasses.replace(r, wall_s=r.wall_s * 1.06) for r in m.repetitions
+                ),
+            )
+            for m in b.measurements
+        ),
+    )
+    assert compare_runs(a, b, paired=True).verdict == "B slower"
+    separate = compare_runs(a, b)
+    assert separate.verdict == "cannot tell apart"
+    assert "may also shift by 3% (SD) from one run to the next" in render_comparison(separate)
+    # 30% slower is found all the same
+    slower = _block_run(np.random.default_rng(4), slow=1.3, blocks=15, spread=0.01, start="B")
+    assert compare_runs(a, slower).verdict == "B slower"
+
+
+def test_welch_without_extra_variance_is_scipys_welch():
+    from scipy import stats as sps
+
+    from wisconsin.workloads.wisconsin.compare_curves import welch
+
+    rng = np.random.default_rng(5)
+    la, lb = rng.normal(0, 0.1, 7), rng.normal(0.05, 0.2, 11)
+    ratio, p = welch(la, lb)
+    assert p == pytest.approx(sps.ttest_ind(lb, la, equal_var=False).pvalue, rel=1e-9)
+    wider, p2 = welch(la, lb, extra_var=0.01)
+    assert p2 > p and wider.lo < ratio.lo and wider.hi > ratio.hi
+    assert wider.value == pytest.approx(ratio.value)

@@ -64,18 +64,29 @@ def block_logs(runs: Sequence[Run], table: str, query: str) -> dict[tuple[int, i
     return out
 
 
-def welch(la: Sequence[float], lb: Sequence[float]) -> tuple[Ratio, float]:
-    """exp(mean lb - mean la) with its Welch t-interval, and the two-sided p-value."""
+def welch(la: Sequence[float], lb: Sequence[float], extra_var: float = 0.0) -> tuple[Ratio, float]:
+    """exp(mean lb - mean la) with its Welch t-interval, and the two-sided p-value.
+
+    extra_var (log scale) is added to the variance of the difference: the run-to-run
+    variation two separate runs carry and their own blocks do not (compare.run_to_run_var).
+    The degrees of freedom stay the blocks' (Welch-Satterthwaite): conservative."""
     from scipy import stats as sps
 
     a, b = np.asarray(la, float), np.asarray(lb, float)
-    centre, half = stats.log_t_ratio(np.exp(b), np.exp(a))
+    na, nb = a.size, b.size
+    centre = float(b.mean() - a.mean())
+    va, vb = a.var(ddof=1) / na, b.var(ddof=1) / nb
+    se2 = va + vb + extra_var
+    if np.isclose(va + vb, 0) and extra_var <= 0:  # identical blocks: no spread to test on
+        p, half = (1.0 if np.isclose(centre, 0) else 0.0), 0.0
+    else:
+        denom = va**2 / (na - 1) + vb**2 / (nb - 1)
+        df = (va + vb) ** 2 / denom if denom > 0 else na + nb - 2
+        se = float(np.sqrt(se2))
+        p = float(2 * sps.t.sf(abs(centre) / se, df))
+        half = float(sps.t.ppf(0.5 + stats.LEVEL / 2, df)) * se
     value = float(np.exp(centre))
     lo, hi = float(np.exp(centre - half)), float(np.exp(centre + half))
-    if np.allclose(a.std(), 0) and np.allclose(b.std(), 0):
-        p = 1.0 if np.isclose(a.mean(), b.mean()) else 0.0
-    else:
-        p = float(sps.ttest_ind(b, a, equal_var=False).pvalue)
     return Ratio(value, lo, hi, bool(hi - lo > stats.WIDE_FRACTION * value)), p
 
 
@@ -88,9 +99,9 @@ def _tables(run: Run) -> dict[str, tuple[str, int, list[str]]]:
     return out
 
 
-def _curve(label, kind, query, table, cells, runs_a, runs_b) -> CurveRow | None:
+def _curve(label, kind, query, table, cells, runs_a, runs_b, extra_var) -> CurveRow | None:
     """The curve over cells ((table, query) pairs): per side, each block holding every cell
-    gives the mean of their log median times; Welch on those."""
+    gives the mean of their log median times; Welch on those (+ extra_var: see welch)."""
     sides = []
     for runs in (runs_a, runs_b):
         logs = [block_logs(runs, t, q) for t, q in cells]
@@ -99,11 +110,13 @@ def _curve(label, kind, query, table, cells, runs_a, runs_b) -> CurveRow | None:
     la, lb = sides
     if len(la) < 2 or len(lb) < 2:
         return None
-    ratio, p = welch(la, lb)
+    ratio, p = welch(la, lb, extra_var)
     return CurveRow(label, kind, query, table, len(cells), len(la), len(lb), ratio, p)
 
 
-def curve_rows(runs_a: Sequence[Run], runs_b: Sequence[Run]) -> list[CurveRow]:
+def curve_rows(
+    runs_a: Sequence[Run], runs_b: Sequence[Run], extra_var: float = 0.0
+) -> list[CurveRow]:
     """Per query and kind, its curve over every P measured on both sides (a table 25%
     larger at every P shows as one slower curve); per table, its queries. Raw p-values:
     compare adjusts them together with the points' (one family)."""
@@ -114,10 +127,12 @@ def curve_rows(runs_a: Sequence[Run], runs_b: Sequence[Run]) -> list[CurveRow]:
         tables = sorted((P, t) for t, (k, P, _) in both.items() if k == kind)
         queries = [q for q in both[tables[0][1]][2] if all(q in both[t][2] for _, t in tables)]
         for q in queries:
-            row = _curve(f"{kind} {q}", kind, q, "", [(t, q) for _, t in tables], runs_a, runs_b)
+            cells = [(t, q) for _, t in tables]
+            row = _curve(f"{kind} {q}", kind, q, "", cells, runs_a, runs_b, extra_var)
             rows.append(row)
     for table, (kind, _, queries) in both.items():
-        rows.append(_curve(table, kind, "", table, [(table, q) for q in queries], runs_a, runs_b))
+        cells = [(table, q) for q in queries]
+        rows.append(_curve(table, kind, "", table, cells, runs_a, runs_b, extra_var))
     return [r for r in rows if r is not None]
 
 
