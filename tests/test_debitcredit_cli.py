@@ -30,7 +30,7 @@ def test_bench_debitcredit_end_to_end(tmp_path):
         closed = [s for s in r.steps if s.mode == "closed"]
         opened = [s for s in r.steps if s.mode == "open"]
         assert len(closed) == 1 and len(opened) == 5
-        assert all(s.latency.count == s.committed for s in r.steps)
+        assert [s.latency.count for s in r.steps] == [s.committed for s in r.steps]
         assert r.warmup_committed + sum(s.committed for s in r.steps) == r.audit.history_rows
     two = run.result(2)
     assert two.audit.distributed_rows >= sum(s.distributed for s in two.steps) > 0  # + warm-up
@@ -60,7 +60,7 @@ def test_bench_debitcredit_end_to_end(tmp_path):
     assert aud.exit_code == 1 and "15 of 17 rules pass; 2 FAIL" in aud.output, aud.output
     fails = [line for line in aud.output.splitlines() if line.startswith("FAIL")]
     assert [f.split(":")[0] for f in fails] == ["FAIL  P=1 steady", "FAIL  P=2 steady"]
-    assert all("0.4 s: too short" in f for f in fails)
+    assert all("0.8 s: too short" in f for f in fails)  # the closed window: 2 x 0.4 s
     data = json.loads(path.read_text())
     data["results"][1]["audit"]["account_sum"] += 1
     edited = tmp_path / "edited.json"
@@ -169,7 +169,7 @@ def test_bench_debitcredit_without_repeat_uses_the_documented_default(tmp_path):
 
 def test_the_no_flags_bench_says_its_schedule_and_reaches_its_first_measured_step(tmp_path):
     """`wisconsin bench --workload debitcredit` with no schedule flag (only where its files
-    go): the schedule and the time left first, then the first 30 s closed step; stopped
+    go): the schedule and the time left first, then the first (60 s) closed step; stopped
     there (the whole default runs in benchmarks/, its result committed)."""
     import os
     import signal
@@ -192,7 +192,8 @@ def test_the_no_flags_bench_says_its_schedule_and_reaches_its_first_measured_ste
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=120)
     schedule = next(x for x in lines if x.startswith("schedule:"))
-    assert "per P 1 x (1 closed + 5 open) steps of 30 s" in schedule and "min left" in schedule
+    assert "per P 1 x (1 closed step of 60 s + 5 open of 30 s)" in schedule, schedule
+    assert "min left" in schedule
     first = lines[-1]
     assert first.startswith("P=1 closed 1/1: ") and "tps delivered" in first, lines
     assert first.endswith("min left"), first

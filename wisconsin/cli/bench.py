@@ -102,9 +102,10 @@ def _bytes(ctx, param, value: str | None) -> int | None:
     "--step-seconds",
     type=click.FloatRange(min=0.1),
     default=None,
-    help="DebitCredit: length of each measured window (default 30 s: per P, warm-up until "
-    "engine memory is flat, then 1 closed + 5 open steps = 3 min, plus the build; P = 1, 2, "
-    "4, ... up to the cores: 2 cores, ~8 min).",
+    help="DebitCredit: length of each open step (default 30 s); the closed peak window is "
+    "twice as long. Per P: warm-up until engine memory is flat, then 1 closed (60 s) + 5 "
+    "open (30 s) steps = 3.5 min, plus the build; P = 1, 2, 4, ... up to the cores: 2 "
+    "cores, ~10 min.",
 )
 @click.option(
     "--resume",

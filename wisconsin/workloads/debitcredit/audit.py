@@ -206,7 +206,8 @@ def rule_steady(run, result) -> Rule:
         name,
         True,
         f"{steady} of {len(verdicts)} steps steady (delivered tps within "
-        f"{metrics.DRIFT_LIMIT:.0%} first to last third, memory flat, no spill)"
+        f"{metrics.DRIFT_LIMIT:.0%} first to last third, or its noise up to "
+        f"{metrics.DRIFT_CAP:.0%}; memory flat, no spill)"
         + (f"; unsteady, kept off the headline: {_steps_named(result, other)}" if other else ""),
     )
 

@@ -3,7 +3,7 @@
 Throughput is delivered: transactions committed in the measured window per second, never
 the offered rate. A step is steady when its per-second series show (metrics.steadiness):
 delivered tps drifting at most 10% between the window's first and last thirds (beyond
-counting noise), no partition's engine memory still growing, and nothing spilled to temp
+the step's own noise, at most 25%: see drift_of), no partition's engine memory still growing, and nothing spilled to temp
 files. Only steady steps set the headline:
 
 - peak tps: the delivered rate of the closed (N streams, no think time) steps;
@@ -18,6 +18,7 @@ files. Only steady steps set the headline:
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from dataclasses import dataclass
@@ -57,7 +58,10 @@ def interval(values: list[float]) -> Interval:
 
 
 DRIFT_LIMIT = 0.10  # delivered tps, last third of the window against the first
-NOISE_SIGMAS = 3.0  # ... or this many standard deviations of the counts, if larger
+NOISE_SIGMAS = 3.0  # ... or this many standard deviations of its noise, if larger
+DRIFT_CAP = 0.25  # ... but never more than this for the wander of a busy step
+BATCH_S = 5  # batch means: a step's per-second series in batches of this many seconds
+MIN_WANDER_BATCHES = 4  # fewer batches tell nothing of a step's wander
 MEMORY_GROWTH_LIMIT = 0.10  # engine memory, last third of the samples against the first ...
 MEMORY_GROWTH_SLACK = 16 * 2**20  # ... and at least this many bytes (buffer cache noise)
 MIN_JUDGED_S = 3  # a shorter window has no thirds to compare
@@ -87,12 +91,33 @@ def tps_drift(step: Step) -> tuple[float | None, float]:
 
 def drift_of(per_second) -> tuple[float | None, float]:
     """(drift of delivered tps between the first and last thirds of a per-second series, the
-    drift allowed: 10%, or 3 sigma of the two thirds' commit counts if that is larger)."""
+    drift allowed). Allowed: 10%, or 3 sigma of the thirds' difference if that is larger --
+    the counting noise of their commits (a slow step), or the step's own wander (a busy
+    step on a shared machine wanders 5-10% over seconds: measured in
+    benchmarks/results/2026-11-26-debitcredit-vs-loop-*.md), the latter at most 25% so a
+    collapse or a real slide fails however noisy the step."""
     first, last = _thirds(per_second)
     a, b = sum(first), sum(last)  # commits (whole seconds: a rate is a count)
     if a <= 0:
         return (None if b <= 0 else math.inf), DRIFT_LIMIT
-    return b / a - 1, max(DRIFT_LIMIT, NOISE_SIGMAS * math.sqrt(a + b) / a)
+    counting = NOISE_SIGMAS * math.sqrt(a + b) / a
+    # the SD of a third's mean rate is a batch mean's SD over sqrt(batches in a third)
+    third_s = len(first)
+    wander = NOISE_SIGMAS * batch_noise(per_second) * math.sqrt(2 * BATCH_S / third_s)
+    return b / a - 1, max(DRIFT_LIMIT, counting, min(DRIFT_CAP, wander / (a / third_s)))
+
+
+def batch_noise(per_second) -> float:
+    """The SD of one BATCH_S-second batch mean of a per-second series, by von Neumann's mean
+    squared successive difference: a slow trend differences away, so a slide does not pass
+    as noise (a step change adds one difference: the cap in drift_of bounds it). 0 under
+    MIN_WANDER_BATCHES batches."""
+    k = len(per_second) // BATCH_S
+    if k < MIN_WANDER_BATCHES:
+        return 0.0
+    means = [statistics.fmean(per_second[i * BATCH_S : (i + 1) * BATCH_S]) for i in range(k)]
+    squares = [(y - x) ** 2 for x, y in itertools.pairwise(means)]
+    return math.sqrt(statistics.fmean(squares) / 2)
 
 
 def memory_growth(step: Step) -> tuple[int, int]:
@@ -178,9 +203,6 @@ def headline_steps(result: PartitionResult, share: float, limit_s: float) -> dic
         if s.repeat not in best or s.throughput_tps > best[s.repeat].throughput_tps:
             best[s.repeat] = s
     return best
-
-
-BATCH_S = 5  # batch means: a step's per-second series in batches of this many seconds
 
 
 def batch_interval(step: Step) -> Interval:

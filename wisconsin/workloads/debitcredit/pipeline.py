@@ -124,7 +124,7 @@ def measure_partitions(
 ) -> PartitionResult:
     # The database's lock from build to audit: `repair` or another bench must not touch it.
     db_dir = schema.partition_file(cfg.data_dir, 0, partitions).parent
-    left = left or TimeLeft([partitions], cfg.repeats * (1 + len(cfg.load_fractions)), cfg.step_s)
+    left = left or TimeLeft([partitions], cfg.seconds_per_partition_count())
     left.begin(partitions)
     with lock.hold_tables([db_dir], create=True):
         result = _measure_partitions(cfg, partitions, say, left)
@@ -142,9 +142,9 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
     with PartitionServers(cfg.data_dir, partitions, cfg.sizing, log_dir, pin=True) as servers:
         warmup_committed = _warm_up(servers, cfg)
         for r in range(cfg.repeats):
-            load = Load("closed", cfg.step_s, streams=cfg.streams, seed=cfg.seed + 1000 + r)
+            load = Load("closed", cfg.closed_s, streams=cfg.streams, seed=cfg.seed + 1000 + r)
             steps.append(_step(load, r, partitions, servers.run(load)))
-            left.step_done(partitions)
+            left.step_done(partitions, cfg.closed_s)
             say(
                 f"P={partitions} closed {r + 1}/{cfg.repeats}: "
                 f"{steps[-1].throughput_tps:.1f} tps delivered{_steady(steps[-1])}; " + left.text()
@@ -164,7 +164,7 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
                     seed=cfg.seed + 2000 + 100 * r + i,
                 )
                 steps.append(_step(load, r, partitions, servers.run(load)))
-                left.step_done(partitions)
+                left.step_done(partitions, cfg.step_s)
                 s = steps[-1]
                 say(
                     f"P={partitions} open {s.offered_tps:.1f} tps offered: "
@@ -216,9 +216,9 @@ def run_bench(
     results = list(resumed.results) if resumed else []
     todo = [p for p in cfg.partitions if p not in {r.partitions for r in results}]
     work_dir = Path(cfg.data_dir)
-    left = TimeLeft(todo, cfg.repeats * (1 + len(cfg.load_fractions)), cfg.step_s)
+    left = TimeLeft(todo, cfg.seconds_per_partition_count())
     say(
-        schedule_text(cfg.partitions, cfg.repeats, cfg.step_s)
+        schedule_text(cfg)
         + (f"; resuming at P={todo[0]}" if resumed and todo else "")
         + f"; {left.text()}"
     )
@@ -268,9 +268,12 @@ def _run(cfg: Config, started: str, results) -> DebitCreditRun:
 
 RULES = {"95/1": (0.95, 1.0), "90/2": (0.90, 2.0)}
 # Per P: one closed window (the peak) and one pass of the stepped open curve; its intervals
-# come from the batch means of each 30 s step's per-second series (metrics.batch_interval).
+# come from the batch means of each step's per-second series (metrics.batch_interval).
 DEFAULT_REPEATS = 1
 DEFAULT_STEP_S = 30.0  # long enough to judge steadiness on thirds of 10 s
+# The closed window sets the peak and gates the audit: twice as long, its thirds of 20 s
+# average out more of a shared machine's wander (5-10% over seconds, measured).
+CLOSED_STEP_FACTOR = 2.0
 LOAD_FRACTIONS = (0.25, 0.5, 0.75, 1.0, 1.25)
 # Untimed seconds per partition before its steps (build of ~1 M accounts, start, warm-up):
 # the estimate of time left until the first P has measured its own.
@@ -288,14 +291,14 @@ def default_partitions(cores: int | None = None) -> tuple[int, ...]:
     return tuple(out)
 
 
-def schedule_text(partitions, repeats: int, step_s: float) -> str:
+def schedule_text(cfg: Config) -> str:
     """The arithmetic of a bench, as its first line says it."""
-    steps = repeats * (1 + len(LOAD_FRACTIONS))
-    measured = steps * step_s * len(partitions)
+    per_p = cfg.seconds_per_partition_count()
     return (
-        f"schedule: P = {','.join(map(str, partitions))}; per P {repeats} x (1 closed + "
-        f"{len(LOAD_FRACTIONS)} open) steps of {step_s:g} s = {steps * step_s / 60:.1f} min "
-        f"measured, plus build and warm-up; ~{measured / 60:.0f} min measured in all"
+        f"schedule: P = {','.join(map(str, cfg.partitions))}; per P {cfg.repeats} x (1 closed "
+        f"step of {cfg.closed_s:g} s + {len(cfg.load_fractions)} open of {cfg.step_s:g} s) = "
+        f"{per_p / 60:.1f} min measured, plus build and warm-up; "
+        f"~{per_p * len(cfg.partitions) / 60:.0f} min measured in all"
     )
 
 
@@ -303,28 +306,28 @@ class TimeLeft:
     """How long the rest of a bench will take: its steps' seconds, plus the untimed seconds
     per partition (build, start, warm-up) as the last P measured took them."""
 
-    def __init__(self, partitions, steps_per_p: int, step_s: float):
-        self.steps_per_p, self.step_s = steps_per_p, step_s
-        self.steps_left = {p: steps_per_p for p in partitions}
+    def __init__(self, partitions, seconds_per_p: float):
+        self.seconds_per_p = seconds_per_p
+        self.seconds_left = {p: seconds_per_p for p in partitions}
         self.untimed_per_partition_s = FIRST_GUESS_PER_PARTITION_S
         self._began: tuple[int, float] | None = None  # (P, monotonic) being measured
 
     def begin(self, p: int) -> None:
         self._began = (p, time.monotonic())
 
-    def step_done(self, p: int) -> None:
-        self.steps_left[p] -= 1
+    def step_done(self, p: int, seconds: float) -> None:
+        self.seconds_left[p] = max(0.0, self.seconds_left[p] - seconds)
 
     def end(self, p: int) -> None:
         if self._began is not None:
             took = time.monotonic() - self._began[1]
-            self.untimed_per_partition_s = max(0.0, took - self.steps_per_p * self.step_s) / p
-        self.steps_left[p], self._began = 0, None
+            self.untimed_per_partition_s = max(0.0, took - self.seconds_per_p) / p
+        self.seconds_left[p], self._began = 0.0, None
 
     def left_s(self) -> float:
         current = self._began[0] if self._began else None
-        pending = sum(p for p, n in self.steps_left.items() if n and p != current)
-        return sum(self.steps_left.values()) * self.step_s + pending * self.untimed_per_partition_s
+        pending = sum(p for p, s in self.seconds_left.items() if s and p != current)
+        return sum(self.seconds_left.values()) + pending * self.untimed_per_partition_s
 
     def text(self) -> str:
         return f"~{self.left_s() / 60:.1f} min left"
@@ -375,6 +378,7 @@ def bench_command(
         seed=seed,
         data_dir=str(Path(data_dir) / "debitcredit"),
         durability=DURABILITY,
+        closed_step_s=CLOSED_STEP_FACTOR * step_s,
     )
     run, path = run_bench(cfg, out, say)
     return _publish(run, path, report, plot)

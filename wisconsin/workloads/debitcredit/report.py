@@ -79,7 +79,7 @@ def _csv(iv: metrics.Interval, which: str):
 
 def _steady_cell(v: metrics.Steadiness) -> str:
     if v.steady:
-        if v.drift_allowed > metrics.DRIFT_LIMIT:  # short or slow: only a big drift shows
+        if v.drift_allowed > metrics.DRIFT_LIMIT:  # slow or noisy: only a big drift shows
             return f"yes ({v.drift:+.0%}, noise {v.drift_allowed:.0%})"
         return "yes"
     return ("no: " if v.steady is False else "not judged: ") + v.why
@@ -156,7 +156,8 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
         metrics.scale_label(run),
         "",
         f"Machine: {env.get('cpu_model', '?')}, {env.get('usable_cores', '?')} usable cores; "
-        f"DuckDB {env.get('duckdb', '?')}. Rule: {rule}. Windows of {cfg.step_s:g} s, "
+        f"DuckDB {env.get('duckdb', '?')}. Rule: {rule}. Windows: closed {cfg.closed_s:g} s, open "
+        f"{cfg.step_s:g} s; "
         f"{cfg.repeats} repeats; closed: {cfg.streams} streams per partition; open: "
         f"{cfg.servers} servers per partition at {', '.join(f'{f:g}' for f in cfg.load_fractions)}"
         " x the closed peak.",
@@ -212,7 +213,8 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
         "",
         "tps = transactions committed per second in the window (delivered, never offered); "
         "only steady steps set tps by rule and peak tps (steady: delivered tps within "
-        f"{metrics.DRIFT_LIMIT:.0%} first to last third, engine memory flat, no spill)."
+        f"{metrics.DRIFT_LIMIT:.0%} first to last third, or within its noise up to "
+        f"{metrics.DRIFT_CAP:.0%}; engine memory flat, no spill)."
         + (
             " - : no steady step sets it (none met the rule, or steadiness could not be judged:"
             f" windows under {metrics.MIN_JUDGED_S} s, or no per-second series recorded)."

@@ -111,6 +111,15 @@ class Config:
     seed: int
     data_dir: str
     durability: str
+    closed_step_s: float | None = None  # the closed (peak) windows; None: step_s (older files)
+
+    @property
+    def closed_s(self) -> float:
+        return self.step_s if self.closed_step_s is None else self.closed_step_s
+
+    def seconds_per_partition_count(self) -> float:
+        """Measured seconds at one P: its closed windows and its open steps."""
+        return self.repeats * (self.closed_s + len(self.load_fractions) * self.step_s)
 
 
 @dataclass(frozen=True)
