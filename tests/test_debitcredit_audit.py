@@ -70,22 +70,35 @@ def test_a_slow_step_is_allowed_its_counting_noise():
     assert metrics.steadiness(step([10] * 20 + [5] * 10)).steady is False
 
 
-def batches(*means) -> list[float]:
-    """A per-second series holding each value for one batch (metrics.BATCH_S seconds)."""
-    return [float(m) for m in means for _ in range(metrics.BATCH_S)]
+def batches(*means, size=metrics.BATCH_S) -> list[float]:
+    """A per-second series holding each value for `size` seconds (one batch)."""
+    return [float(m) for m in means for _ in range(size)]
 
 
 def test_a_busy_step_is_allowed_its_own_wander_up_to_the_cap():
-    wander = [1200, 800] * 4  # the first two thirds of 60 s: batch means swing +-20%
+    # 60 s: thirds of 20 s, wander judged in 10 s batches (half a third); the batch means
+    # of the first two thirds swing +-20%
+    wander = [1200, 800] * 2
 
     def last_third(mean):
-        return step(batches(*wander, mean + 200, mean - 200, mean + 200, mean - 200))
+        return step(batches(*wander, mean + 200, mean - 200, size=10))
 
     assert metrics.drift_of(last_third(850).tps_series)[1] == metrics.DRIFT_CAP
     assert metrics.steadiness(last_third(850)).steady  # -15%: within its wander
     assert metrics.steadiness(last_third(751)).steady  # -24.9%
     v = metrics.steadiness(last_third(749))  # -25.1%: past the cap, however noisy
     assert v.steady is False and "tps drift -25%" in v.why
+
+
+def test_wander_is_judged_at_half_a_third_not_second_to_second():
+    # 60 s whose 5 s batches alternate +-10% (fast jitter) around a level that moves 12%
+    # in 10 s swings: the 5 s jitter averages out in 10 s batches, the swings do not
+    fast = [1100, 900] * 6
+    steady_jitter = batches(*fast)
+    assert metrics.drift_of(steady_jitter)[1] == metrics.DRIFT_LIMIT  # no slow wander
+    swings = [1060, 940] * 3
+    d, allowed = metrics.drift_of(batches(*swings, size=10))
+    assert d == pytest.approx(0.0) and allowed > 0.15
 
 
 def test_a_slide_does_not_pass_as_wander():
@@ -100,6 +113,7 @@ def test_a_slide_does_not_pass_as_wander():
 def test_a_short_series_has_no_wander_to_allow():
     assert metrics.batch_noise(batches(1200, 800, 1200)) == 0.0
     assert metrics.batch_noise(batches(1200, 800, 1200, 800)) == pytest.approx(400 / 2**0.5)
+    assert metrics.batch_noise(batches(1200, 800, 1200, 800), size=10) == 0.0  # 2 batches
 
 
 def test_memory_growth_just_past_its_allowance_is_unsteady():
