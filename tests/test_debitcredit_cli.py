@@ -98,6 +98,23 @@ def test_bench_debitcredit_refuses_cluster(tmp_path):
     assert res.exit_code == 2 and "no --cluster" in res.output
 
 
+def test_debitcredit_options_are_refused_elsewhere_and_scaled_excludes_branches():
+    for extra in (["--scaled", "5"], ["--branches", "3"], ["--rule", "90/2"]):
+        res = CliRunner().invoke(cli, ["bench", *extra])
+        assert res.exit_code == 2 and "DebitCredit options" in res.output, res.output
+    res = CliRunner().invoke(
+        cli, ["bench", "--workload", "debitcredit", "--scaled", "5", "--branches", "3"]
+    )
+    assert res.exit_code == 2 and "--scaled sets the branches: drop --branches" in res.output
+
+
+def test_scaled_sizes_branches_by_the_rule():
+    from wisconsin.workloads.debitcredit.pipeline import scaled_branches
+
+    assert scaled_branches(450) == 4500  # 45 M accounts per partition
+    assert scaled_branches(0.15) == 2 and scaled_branches(0.1) == 1 and scaled_branches(0.11) == 2
+
+
 def test_compare_of_a_debitcredit_and_a_batch_file_is_one_line(tmp_path):
     dc = tmp_path / "dc.json"
     dc.write_text(json.dumps({"workload": "debitcredit", "schema_version": 1}))
@@ -153,18 +170,21 @@ def test_ctrl_c_during_debitcredit_bench_is_one_line(tmp_path):
 
 
 def test_bench_debitcredit_without_repeat_uses_the_documented_default(tmp_path):
-    """The no-`--repeat` path once crashed in range(None): it runs DEFAULT_REPEATS passes."""
+    """The no-`--repeat` path once crashed in range(None): it runs DEFAULT_REPEATS passes.
+    --scaled 0.2 builds 2 branches per partition (20,000 accounts: rated 0.2 tps)."""
     from wisconsin.workloads.debitcredit.pipeline import DEFAULT_REPEATS
 
     out = tmp_path / "runs"
-    args = ["bench", "--workload", "debitcredit", "--partitions", "1", "--branches", "2",
+    args = ["bench", "--workload", "debitcredit", "--partitions", "1", "--scaled", "0.2",
             "--step-seconds", "0.2", "--data", str(tmp_path / "d"), "--out", str(out),
             "--quiet"]  # fmt: skip
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     (path,) = out.glob("debitcredit-*.json")
-    (result,) = load(path).results
+    run = load(path)
+    (result,) = run.results
     assert [s.mode for s in result.steps].count("closed") == DEFAULT_REPEATS == 1
+    assert run.config.sizing.branches_per_partition == 2 and result.accounts == 20_000
 
 
 def test_the_no_flags_bench_says_its_schedule_and_reaches_its_first_measured_step(tmp_path):

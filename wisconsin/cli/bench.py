@@ -99,6 +99,15 @@ def _bytes(ctx, param, value: str | None) -> int | None:
     help="DebitCredit: branches per partition (10 per rated tps; 10,000 accounts each).",
 )
 @click.option(
+    "--scaled",
+    "scaled_tps",
+    type=click.FloatRange(min=0.1),
+    default=None,
+    help="DebitCredit: size each partition for TPS by the rule (10 branches, 100 tellers, "
+    "100,000 accounts per tps: --scaled 450 is --branches 4500, 45 M accounts, ~2.5 GB); "
+    "the run is labelled scaled only if it delivers at most that.",
+)
+@click.option(
     "--step-seconds",
     type=click.FloatRange(min=0.1),
     default=None,
@@ -146,6 +155,7 @@ def bench(
     worker_data,
     workload,
     branches,
+    scaled_tps,
     step_seconds,
     resume_path,
     rule,
@@ -163,19 +173,33 @@ def bench(
     if workload == "debitcredit":
         if cluster_address is not None:
             raise click.UsageError("--workload debitcredit runs on this machine (no --cluster)")
-        from wisconsin.workloads.debitcredit.pipeline import bench_command
+        from wisconsin.workloads.debitcredit.pipeline import bench_command, scaled_branches
 
         if resume_path is not None:
             ctx = click.get_current_context()
             given = [
-                f"--{n.replace('_', '-')}"
-                for n in ("partitions", "repeat", "branches", "step_seconds", "rule", "seed")
+                "--" + {"scaled_tps": "scaled"}.get(n, n).replace("_", "-")
+                for n in (
+                    "partitions",
+                    "repeat",
+                    "branches",
+                    "scaled_tps",
+                    "step_seconds",
+                    "rule",
+                    "seed",
+                )  # fmt: skip
                 if ctx.get_parameter_source(n) != click.core.ParameterSource.DEFAULT
             ]
             if given:
                 raise click.UsageError(
                     f"--resume takes its settings from the progress file; drop {', '.join(given)}"
                 )
+        if scaled_tps is not None:
+            if click.get_current_context().get_parameter_source("branches") != (
+                click.core.ParameterSource.DEFAULT
+            ):
+                raise click.UsageError("--scaled sets the branches: drop --branches")
+            branches = scaled_branches(scaled_tps)
         say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
         _run, path, text, files = bench_command(
             data_dir,
@@ -200,6 +224,16 @@ def bench(
             "--resume continues an interrupted DebitCredit bench; for a Wisconsin run use "
             "`wisconsin run --resume RUN.json`"
         )
+    ctx = click.get_current_context()
+    only_dc = [
+        "--" + {"scaled_tps": "scaled"}.get(n, n).replace("_", "-")
+        for n in ("branches", "scaled_tps", "step_seconds", "rule")
+        if ctx.get_parameter_source(n) != click.core.ParameterSource.DEFAULT
+    ]
+    if only_dc:
+        raise click.UsageError(
+            f"{', '.join(only_dc)}: DebitCredit options (--workload debitcredit)"
+        )
     import time
 
     from wisconsin.measure.runner import RunOptions, default_run_path
@@ -219,7 +253,6 @@ def bench(
     refuse_cold_in_memory(cache, data_dir, cluster_address)
     # before the calibration probe and the build: both are wasted if no run file can be saved
     check_writable(default_run_path(out, mode).parent, f"--out {out}")
-    ctx = click.get_current_context()
     if preset is None and repeat is None:
         # within the time budget the calibrated bench plans SIZING_ROUNDS rounds of one block
         # each (15 would shrink its tables under the harness bound); options given win

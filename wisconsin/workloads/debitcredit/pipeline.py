@@ -9,6 +9,7 @@ peak, stop, redo any decided remote halves, audit, and run the independent check
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -278,6 +279,12 @@ LOAD_FRACTIONS = (0.25, 0.5, 0.75, 1.0, 1.25)
 # Untimed seconds per partition before its steps (build of ~1 M accounts, start, warm-up):
 # the estimate of time left until the first P has measured its own.
 FIRST_GUESS_PER_PARTITION_S = 40.0
+
+
+def scaled_branches(tps: float) -> int:
+    """Branches per partition that rate it at `tps` by the rule (schema.BRANCHES_PER_TPS per
+    tps, whole branches, rounded up)."""
+    return max(1, math.ceil(round(tps * schema.BRANCHES_PER_TPS, 9)))
 
 
 def default_partitions(cores: int | None = None) -> tuple[int, ...]:
