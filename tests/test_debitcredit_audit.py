@@ -116,6 +116,27 @@ def test_a_short_series_has_no_wander_to_allow():
     assert metrics.batch_noise(batches(1200, 800, 1200, 800), size=10) == 0.0  # 2 batches
 
 
+def _remote(partitions: int, rows: int, distributed: int):
+    run = run_of(step([100] * 30))
+    rec = dataclasses.replace(run.results[0].audit, history_rows=rows, distributed_rows=distributed)
+    res = dataclasses.replace(run.results[0], partitions=partitions, audit=rec)
+    return audit.rule_remote(dataclasses.replace(run, results=(res,)), res)
+
+
+def test_the_remote_share_is_binomial_about_what_the_sizing_implies():
+    # TINY: 2 branches per partition; at P = 2, 15% x 2 / 3 = 10% remote; 4 sigma of 10,000
+    # rows is 1.2 points
+    assert metrics.expected_remote(TINY, 2) == pytest.approx(0.10)
+    assert _remote(2, 10_000, 1119).ok and _remote(2, 10_000, 881).ok
+    assert not _remote(2, 10_000, 1121).ok and not _remote(2, 10_000, 879).ok
+    assert (
+        "11.21% of 10,000 history rows distributed, 10.00% expected"
+        in _remote(2, 10_000, 1121).detail
+    )
+    assert _remote(1, 10_000, 0).ok and not _remote(1, 10_000, 1).ok  # P = 1: none remote
+    assert not _remote(2, 0, 0).ok  # nothing to judge
+
+
 def test_memory_growth_just_past_its_allowance_is_unsteady():
     base = 100 * MB
     flat = [base] * 10 + [base] * 11 + [base + 16 * MB - 1] * 10

@@ -57,7 +57,7 @@ def test_bench_debitcredit_end_to_end(tmp_path):
     # audit re-derives the invariants from the recorded figures: an edited sum fails it
     # ... and fails the steadiness of 0.4 s windows, too short to judge (the OLTP rules)
     aud = CliRunner().invoke(cli, ["audit", str(path)])
-    assert aud.exit_code == 1 and "15 of 17 rules pass; 2 FAIL" in aud.output, aud.output
+    assert aud.exit_code == 1 and "17 of 19 rules pass; 2 FAIL" in aud.output, aud.output
     fails = [line for line in aud.output.splitlines() if line.startswith("FAIL")]
     assert [f.split(":")[0] for f in fails] == ["FAIL  P=1 steady", "FAIL  P=2 steady"]
     assert all("0.8 s: too short" in f for f in fails)  # the closed window: 2 x 0.4 s

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 from collections import defaultdict
 from dataclasses import dataclass
@@ -255,6 +256,31 @@ def rule_delivered(run, result) -> Rule:
     )
 
 
+REMOTE_SIGMAS = 4.0  # the distributed share may differ from its expectation by this much
+
+
+def rule_remote(run, result) -> Rule:
+    """The tables hold the distributed share the sizing implies: each transaction picks
+    another branch with probability 15%, remote when that branch lives on another partition
+    (metrics.expected_remote); history's share is binomial about it, within 4 sigma. A driver
+    that kept its transactions local, or a run file whose sizing is not its tables', fails."""
+    name = f"P={result.partitions} remote share"
+    expected = metrics.expected_remote(run.config.sizing, result.partitions)
+    rows, distributed = result.audit.history_rows, result.audit.distributed_rows
+    if rows <= 0:
+        return Rule(name, False, "no transaction in history: the share cannot be judged")
+    observed = distributed / rows
+    allowed = REMOTE_SIGMAS * math.sqrt(expected * (1 - expected) / rows)
+    steps = sum(s.distributed for s in result.steps)
+    detail = (
+        f"{observed:.2%} of {rows:,} history rows distributed, {expected:.2%} expected "
+        f"(+-{allowed:.2%}, {REMOTE_SIGMAS:g} sigma)"
+    )
+    if steps > distributed:
+        return Rule(name, False, f"the steps count {steps:,} distributed, history {distributed:,}")
+    return Rule(name, abs(observed - expected) <= allowed, detail)
+
+
 def rule_memory(run, result) -> Rule:
     """No partition's engine memory kept growing in a step, and nothing spilled."""
     name = f"P={result.partitions} engine memory and spill"
@@ -339,11 +365,14 @@ def rule_pinned(run, result) -> Rule:
 
 
 def oltp_rules(run) -> list[Rule]:
-    """Steadiness, delivered vs offered, memory and spill, per partition count; a rule whose
-    evidence is malformed fails in one line."""
+    """Steadiness, delivered vs offered, memory and spill, the remote share, the scale label
+    and the pinning, per partition count; a rule whose evidence is malformed fails in one
+    line."""
     out = []
     for result in run.results:
-        for rule in (rule_steady, rule_delivered, rule_memory, rule_scale, rule_pinned):
+        for rule in (
+            rule_steady, rule_delivered, rule_memory, rule_remote, rule_scale, rule_pinned
+        ):  # fmt: skip
             one = functools.partial(rule, run, result)
 
             def wrapped(_run, one=one):
