@@ -76,3 +76,49 @@ def test_a_ratio_against_a_harness_dominated_base_is_not_a_headline():
     assert schedule.headline_ratios([base, fine]) == []
     # One rule with the report: the share alone is enough to judge a point.
     assert schedule.harness_dominated(_m("F", 1, [0.01] * 3, share=0.5, overhead=None))
+
+
+def test_headline_ratios_are_speedup_for_f_and_time_ratio_for_g_with_their_intervals():
+    import dataclasses
+
+    import pytest
+
+    from wisconsin.analysis import stats
+
+    f1 = _m("F", 1, [2.0, 2.1, 1.9, 2.0])
+    f2 = _m("F", 2, [0.01] * 4, share=0.5)  # harness-dominated: skipped, not the end
+    f4 = _m("F", 4, [0.5, 0.52, 0.48, 0.5])
+    g1 = _m("G", 1, [1.0, 1.05, 0.95, 1.0])
+    g2 = _m("G", 2, [1.25, 1.3, 1.2, 1.25])
+    other = dataclasses.replace(_m("F", 2, [1.0] * 4), kind="S")  # neither F nor G
+    empty = dataclasses.replace(_m("G", 4, [1.0]), repetitions=())  # nothing timed
+    heads = schedule.headline_ratios([g2, f4, other, f1, f2, g1, empty])
+    assert [(h.kind, h.P, h.P0) for h in heads] == [("F", 4, 1), ("G", 2, 1)]
+    f, g = heads
+    assert f.value == pytest.approx(4.0) and g.value == pytest.approx(1.25)  # T1/T4; T2/T1
+    for h in heads:
+        assert h.lo < h.value < h.hi
+        assert h.half_width == pytest.approx((h.hi - h.lo) / 2 / h.value)
+    # with blocks, the interval is the report's: the t-interval over the blocks' ratios
+    split = {id(m): {1: m.times[:2], 2: m.times[2:]} for m in (f1, f4, g1, g2)}
+    f_b, g_b = schedule.headline_ratios([f1, f2, f4, g1, g2], blocks=lambda m: split[id(m)])
+    want_f = stats.block_ratio_interval([f1.times[:2], f1.times[2:]], [f4.times[:2], f4.times[2:]])
+    want_g = stats.block_ratio_interval([g2.times[:2], g2.times[2:]], [g1.times[:2], g1.times[2:]])
+    assert (f_b.value, f_b.lo, f_b.hi) == pytest.approx((want_f.value, want_f.lo, want_f.hi))
+    assert (g_b.value, g_b.lo, g_b.hi) == pytest.approx((want_g.value, want_g.lo, want_g.hi))
+    assert (f_b.lo, f_b.hi) != pytest.approx((f.lo, f.hi))  # not the within-run interval
+
+
+def test_the_stop_rule_judges_the_block_interval_when_there_are_blocks():
+    # Tight within the run (+-1%), yet its two blocks' speedups differ by 4%: over two
+    # blocks that is a t-interval of +-25%, wider than the 10% target.
+    f1, f2 = _m("F", 1, [2.0, 2.0, 2.04, 2.04]), _m("F", 2, [1.0, 1.0, 0.98, 0.98])
+    split = {id(m): {1: m.times[:2], 2: m.times[2:]} for m in (f1, f2)}
+    assert _stop([f1, f2], 4).startswith("target CI met")  # within the run: narrow
+    assert _stop([f1, f2], 4, blocks=lambda m: split[id(m)]) == ""  # over blocks: go on
+    assert _stop([f1, f2], 1, time_budget_s=5).endswith("(fewer than --min-reps 3)")
+    assert "fewer than" not in _stop([f1, f2], 3, time_budget_s=5)
+
+
+def test_round_seeds_stay_below_two_to_the_31():
+    assert schedule.round_seed(3000, 1) == (3000 * 1_000_003 + 1) % 2**31 < 2**31  # not 2**32

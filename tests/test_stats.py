@@ -138,3 +138,22 @@ def test_permutation_p_with_one_repetition_a_side_enumerates_its_few_splits():
     assert permutation_p([1.0], [2.0]) == 1.0  # two splits, equally extreme
     assert permutation_p([1.0], [2.0, 3.0]) == pytest.approx(2 / 3)  # {1} and {3} as extreme
     assert permutation_p([5.0], [1.0, 1.1, 1.2, 0.9]) == pytest.approx(1 / 5)
+
+
+def test_the_t_intervals_have_their_exact_widths():
+    """Pinned to the formulas: a t quantile of n - 1 degrees of freedom, two values a side
+    enough for an interval, the block interval on the blocks' log ratios."""
+    x = np.array([1.0, 2.0, 4.0])
+    centre, half = stats.log_t_mean(x)
+    assert centre == pytest.approx(np.log(2.0))
+    assert half == pytest.approx(sps.t.ppf(0.975, 2) * np.log(2.0) / np.sqrt(3))
+    c2, h2 = stats.log_t_ratio(np.array([2.0, 8.0]), np.array([1.0, 1.0]))
+    assert c2 == pytest.approx(np.log(4.0)) and np.isfinite(h2) and h2 > 0
+    # blocks whose numerator and denominator move the same way: their ratio is constant
+    num, den = [[2.0], [4.0], [8.0]], [[1.0], [2.0], [4.0]]
+    iv = stats.block_ratio_interval(num, den)
+    assert (iv.value, iv.lo, iv.hi) == pytest.approx((2.0, 2.0, 2.0)) and not iv.wide
+    # a narrow interval far from zero is not wide (its width, not its span, is compared)
+    narrow = stats.block_ratio_interval([[10.0], [10.2], [9.8]], [[1.0], [1.0], [1.0]])
+    assert narrow.hi - narrow.lo < stats.WIDE_FRACTION * narrow.value and not narrow.wide
+    assert stats.block_ratio_interval([[1.0]], [[2.0]]).wide is False  # one block: no interval
