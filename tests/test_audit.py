@@ -504,6 +504,19 @@ def test_a_run_that_asked_for_one_repetition_fails_enough_repetitions(run_path, 
     assert not rule.ok and "minimum is 5" in rule.detail and "asked for only 1" in rule.detail
 
 
+def test_a_run_that_asked_for_more_repetitions_is_held_to_its_own_count(run_path):
+    from wisconsin.workloads.wisconsin.audit import rule_repetitions
+
+    run = runfile.load(run_path)
+    have = min(len({r.index for r in m.repetitions}) for m in run.measurements)
+    held = dataclasses.replace(run, config=dataclasses.replace(run.config, min_reps=have + 1))
+    rule = rule_repetitions(held)
+    assert not rule.ok and f"asked for --min-reps {have + 1}" in rule.detail
+    assert rule_repetitions(run).ok and f"(>= {max(5, run.config.min_reps)})" in (
+        rule_repetitions(run).detail
+    )
+
+
 # --- malformed evidence is a FAIL line, never a traceback
 
 

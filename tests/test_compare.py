@@ -362,3 +362,61 @@ def test_welch_without_extra_variance_is_scipys_welch():
     wider, p2 = welch(la, lb, extra_var=0.01)
     assert p2 > p and wider.lo < ratio.lo and wider.hi > ratio.hi
     assert wider.value == pytest.approx(ratio.value)
+
+
+def test_welch_with_identical_blocks_and_with_only_run_to_run_variance():
+    from scipy import stats as sps
+
+    from wisconsin.workloads.wisconsin.compare_curves import welch
+
+    shifted, p = welch([0.0] * 3, [0.1] * 3)  # no spread: a shift is certain, no width
+    assert p == 0.0 and shifted.lo == shifted.hi == pytest.approx(np.exp(0.1))
+    # the blocks identical, the run-to-run variance only: df falls back to 3 + 3 - 2
+    # (0.5: exact in binary, so both variances are exactly 0)
+    r, p = welch([0.0] * 3, [0.5] * 3, extra_var=0.01)
+    half = sps.t.ppf(0.975, 4) * 0.1
+    assert (r.lo, r.hi) == pytest.approx((np.exp(0.5 - half), np.exp(0.5 + half)))
+    assert p == pytest.approx(2 * sps.t.sf(5.0, 4))
+
+
+def test_two_blocks_a_side_are_enough_for_curves_and_ratios_of_speedups():
+    rng = np.random.default_rng(7)
+    c = compare_runs(_block_run(rng, blocks=2), _block_run(rng, blocks=2, start="B"))
+    by = {r.label: r for r in c.curves}
+    assert {"F scan", "F update", "F2", "F4"} <= set(by)
+    assert by["F2"].table == "F2" and by["F2"].query == "" and by["F scan"].table == ""
+    assert by["F scan"].blocks_a == by["F scan"].blocks_b == 2
+    assert {(r.query, r.P, r.blocks_a, r.blocks_b) for r in c.speedup_ratios} == {
+        ("scan", 4, 2, 2),
+        ("update", 4, 2, 2),
+    }
+    # a block missing at P0 on one side is left out of that side's ratios, not paired wrong
+    a = _block_run(rng, blocks=3)
+    b = _block_run(rng, blocks=3, start="B")
+    b = dataclasses.replace(
+        b,
+        measurements=tuple(
+            m
+            if m.partitions != 2 or m.query != "scan"
+            else dataclasses.replace(m, repetitions=tuple(r for r in m.repetitions if r.round != 1))
+            for m in b.measurements
+        ),
+    )
+    scan = next(r for r in compare_runs(a, b).speedup_ratios if r.query == "scan")
+    assert (scan.blocks_a, scan.blocks_b) == (3, 2)
+
+
+def test_rows_follow_the_papers_query_order_and_say_their_blocks(ab):
+    from wisconsin.workloads.wisconsin import compare as cmp
+
+    c = compare_runs(*ab)
+    assert {(r.blocks_a, r.blocks_b) for r in c.rows} == {(1, 1)}  # no blocks: one each
+    times = {("F", P, q): [1.0 / P] * 4 for P in (1, 2) for q in ("average", "scan")}
+    c = compare_runs(run_from_times(times), run_from_times(times))
+    assert [r.query for r in c.rows if r.P == 2] == ["scan", "average"]  # not alphabetical
+    # a zero-width interval says nothing about what could have been detected
+    rng = np.random.default_rng(7)
+    row = compare_runs(_block_run(rng, blocks=3), _block_run(rng, blocks=3, start="B")).rows[0]
+    assert cmp._detectable(row, 0.05) > 1.0
+    flat = dataclasses.replace(row, time_ratio=dataclasses.replace(row.time_ratio, lo=1.1, hi=1.1))
+    assert cmp._detectable(flat, 0.05) is None
