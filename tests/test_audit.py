@@ -704,3 +704,60 @@ def test_blocks_rule_fails_a_round_in_the_wrong_block_or_workers_not_restarted()
     ).ok
     wrong_k = dataclasses.replace(run, config=dataclasses.replace(run.config, block_rounds=3))
     assert not _blocks_rule(wrong_k).ok
+
+
+def test_the_cold_verdict_names_the_least_a_full_row_scan_read(run_path):
+    run = runfile.load(run_path)
+    least = min(
+        s.bytes_read / s.data_bytes
+        for m in run.measurements
+        if m.query == "scan" and m.variant == "full-row"
+        for r in m.repetitions
+        for s in r.partitions
+    )
+    detail = _rules(run)["cache state proven"].detail
+    assert detail == (
+        f"cold: every cold execution read from storage; full-row scans read >= {least:.0%} "
+        "of their data"
+    )
+
+
+def test_harness_dominated_points_above_the_cores_are_listed_not_failed(run_path):
+    from wisconsin.workloads.wisconsin.audit import rule_engine_share
+
+    run = runfile.load(run_path)
+    # every repetition's overhead as long as the query: harness-dominated everywhere
+    swamped = dataclasses.replace(
+        run,
+        measurements=tuple(
+            dataclasses.replace(
+                m,
+                repetitions=tuple(
+                    dataclasses.replace(r, overhead_s=r.wall_s) for r in m.repetitions
+                ),
+            )
+            for m in run.measurements
+        ),
+    )
+    at = {P: [m for m in swamped.measurements if m.partitions == P] for P in (1, 2)}
+    one_core = dataclasses.replace(
+        swamped, environment=dataclasses.replace(swamped.environment, usable_cores=1)
+    )
+    rule = rule_engine_share(one_core)
+    assert not rule.ok and rule.detail.startswith("harness-dominated at P <= 1: ")
+    assert rule.detail.count(" overhead") == 4  # four named ...
+    assert f"(+{len(at[1]) - 4})" in rule.detail  # ... and how many more
+    assert rule.detail.endswith(
+        f"; above 1 cores (oversubscribed, not checked): {len(at[2])} harness-dominated"
+    )
+    only_above = dataclasses.replace(
+        one_core, measurements=tuple(m for m in one_core.measurements if m.partitions == 2)
+    )
+    listed = rule_engine_share(only_above)
+    assert listed.ok and listed.detail.endswith(f"{len(at[2])} harness-dominated")
+    two_cores = dataclasses.replace(
+        swamped,
+        environment=dataclasses.replace(swamped.environment, usable_cores=2),
+        measurements=tuple(m for m in swamped.measurements if m.partitions == 2),
+    )
+    assert not rule_engine_share(two_cores).ok  # P = 2 is within 2 cores: checked
