@@ -176,28 +176,15 @@ def bench(
         from wisconsin.workloads.debitcredit.pipeline import bench_command, scaled_branches
 
         if resume_path is not None:
-            ctx = click.get_current_context()
-            given = [
-                "--" + {"scaled_tps": "scaled"}.get(n, n).replace("_", "-")
-                for n in (
-                    "partitions",
-                    "repeat",
-                    "branches",
-                    "scaled_tps",
-                    "step_seconds",
-                    "rule",
-                    "seed",
-                )  # fmt: skip
-                if ctx.get_parameter_source(n) != click.core.ParameterSource.DEFAULT
-            ]
+            given = _given(
+                "partitions", "repeat", "branches", "scaled_tps", "step_seconds", "rule", "seed"
+            )
             if given:
                 raise click.UsageError(
                     f"--resume takes its settings from the progress file; drop {', '.join(given)}"
                 )
         if scaled_tps is not None:
-            if click.get_current_context().get_parameter_source("branches") != (
-                click.core.ParameterSource.DEFAULT
-            ):
+            if _given("branches"):
                 raise click.UsageError("--scaled sets the branches: drop --branches")
             branches = scaled_branches(scaled_tps)
         say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
@@ -224,16 +211,12 @@ def bench(
             "--resume continues an interrupted DebitCredit bench; for a Wisconsin run use "
             "`wisconsin run --resume RUN.json`"
         )
-    ctx = click.get_current_context()
-    only_dc = [
-        "--" + {"scaled_tps": "scaled"}.get(n, n).replace("_", "-")
-        for n in ("branches", "scaled_tps", "step_seconds", "rule")
-        if ctx.get_parameter_source(n) != click.core.ParameterSource.DEFAULT
-    ]
+    only_dc = _given("branches", "scaled_tps", "step_seconds", "rule")
     if only_dc:
         raise click.UsageError(
             f"{', '.join(only_dc)}: DebitCredit options (--workload debitcredit)"
         )
+    ctx = click.get_current_context()
     import time
 
     from wisconsin.measure.runner import RunOptions, default_run_path
@@ -432,3 +415,14 @@ def _announce_bench(plan, data_dir: str, out: str) -> None:
         f"bench: about {_gb(plan.new_bytes)} of tables to generate{reused} {where}; "
         f"run file, report and figures go to {Path(out).absolute()}"
     )
+
+
+def _given(*names: str) -> list[str]:
+    """The options among `names` (parameter names) the user gave, as typed (--scaled)."""
+    ctx = click.get_current_context()
+    return [
+        p.opts[0]
+        for p in ctx.command.params
+        if p.name in names
+        and ctx.get_parameter_source(p.name) != click.core.ParameterSource.DEFAULT
+    ]

@@ -2,9 +2,9 @@
 
 Throughput is delivered: transactions committed in the measured window per second, never
 the offered rate. A step is steady when its per-second series show (metrics.steadiness):
-delivered tps drifting at most 10% between the window's first and last thirds (beyond
-the step's own noise, at most 25%: see drift_of), no partition's engine memory still growing, and nothing spilled to temp
-files. Only steady steps set the headline:
+delivered tps drifting at most 10% between the window's first and last thirds (or within
+the step's own noise, at most 25%: see drift_of), no partition's engine memory still
+growing, and nothing spilled to temp files. Only steady steps set the headline:
 
 - peak tps: the delivered rate of the closed (N streams, no think time) steps;
 - tps by the rule: the highest delivered rate of a steady step in which `share` (95%) of the
@@ -111,15 +111,22 @@ def drift_of(per_second) -> tuple[float | None, float]:
     return b / a - 1, max(DRIFT_LIMIT, counting, min(DRIFT_CAP, wander / (a / third_s)))
 
 
+def batch_means(per_second, size: int = BATCH_S) -> list[float]:
+    """The means of a per-second series' whole `size`-second batches."""
+    return [
+        statistics.fmean(per_second[i * size : (i + 1) * size])
+        for i in range(len(per_second) // size)
+    ]
+
+
 def batch_noise(per_second, size: int = BATCH_S) -> float:
     """The SD of one `size`-second batch mean of a per-second series, by von Neumann's mean
     squared successive difference: a slow trend differences away, so a slide does not pass
     as noise (a step change adds one difference: the cap in drift_of bounds it). 0 under
     MIN_WANDER_BATCHES batches."""
-    k = len(per_second) // size
-    if k < MIN_WANDER_BATCHES:
+    means = batch_means(per_second, size)
+    if len(means) < MIN_WANDER_BATCHES:
         return 0.0
-    means = [statistics.fmean(per_second[i * size : (i + 1) * size]) for i in range(k)]
     squares = [(y - x) ** 2 for x, y in itertools.pairwise(means)]
     return math.sqrt(statistics.fmean(squares) / 2)
 
@@ -214,13 +221,12 @@ def batch_interval(step: Step) -> Interval:
     series in BATCH_S-second batches: seconds next to each other are correlated, batches of
     5 s much less; a 30 s step gives 6). Under two batches: no interval."""
     rate = step.throughput_tps
-    whole = list(step.tps_series[: int(step.duration_s + 1e-9)])
-    k = len(whole) // BATCH_S
+    means = batch_means(step.tps_series[: int(step.duration_s + 1e-9)])
+    k = len(means)
     if k < 2:
         return Interval(rate, rate, rate, 1)
     from scipy import stats as sps
 
-    means = [statistics.fmean(whole[i * BATCH_S : (i + 1) * BATCH_S]) for i in range(k)]
     half = float(sps.t.ppf(0.975, k - 1)) * statistics.stdev(means) / math.sqrt(k)
     return Interval(rate, max(0.0, rate - half), rate + half, k)
 

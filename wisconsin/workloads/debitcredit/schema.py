@@ -202,7 +202,7 @@ def build_partition(path: Path, part: int, partitions: int, sizing: Sizing) -> N
     tpb, apb = sizing.tellers_per_branch, sizing.accounts_per_branch
     # The build, one partition at a time, may use DuckDB's default memory: the primary-key
     # index of a scaled partition (45 M accounts at --scaled 450) does not fit in 512 MB
-    # ("could not allocate block" at commit). The servers run under the small limit.
+    # ("could not allocate block" at commit). The servers run under engine_memory_limit.
     con = connect(tmp, build=True)
     try:
         for stmt in DDL:
