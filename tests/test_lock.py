@@ -253,5 +253,10 @@ def test_a_table_shared_through_a_symlink_is_held_by_one_run(tmp_path):
         assert f"{(a / 'F2').resolve()} is in use by another wisconsin process" in line
         assert f"pid {first.pid} " in line
     assert not (tmp_path / "b.json").exists()
+    # The first run was killed, possibly inside its 1% update: `repair` settles that (a
+    # no-op otherwise), and then the table must be exactly as generated.
+    repair = subprocess.run(_wisconsin("repair", b / "F2"), capture_output=True, text=True)
+    assert repair.returncode == 0, repair.stdout + repair.stderr
     info = subprocess.run(_wisconsin("info", b / "F2", "--deep"), capture_output=True, text=True)
     assert info.returncode == 0, info.stdout + info.stderr
+    assert "update pending" not in info.stdout
