@@ -353,3 +353,32 @@ def test_partition_processes_run_on_their_own_core(tmp_path):
     with PartitionServers(tmp_path / "d", 1, TINY, tmp_path / "log", pin=True) as srv:
         assert srv.cores == (usable[0],)
         assert os.sched_getaffinity(srv.pids[0]) == {usable[0]}
+        tasks = os.listdir(f"/proc/{srv.pids[0]}/task")
+        assert {t: os.sched_getaffinity(int(t)) for t in tasks} == dict.fromkeys(tasks, {usable[0]})
+
+
+PIN_AFTER_A_THREAD = """
+import os, sys, threading
+from wisconsin.workloads.debitcredit import server
+stop = threading.Event()
+threading.Thread(target=stop.wait).start()  # started before pinning, as imports' pools are
+server._pin_every_thread(int(sys.argv[1]))
+print(sorted({min(os.sched_getaffinity(int(t))) for t in os.listdir("/proc/self/task")}),
+      sorted({len(os.sched_getaffinity(int(t))) for t in os.listdir("/proc/self/task")}))
+stop.set()
+"""
+
+
+def test_pinning_reaches_threads_started_before_it():
+    """sched_setaffinity(0) pins only the calling thread: a spawned server's imports
+    (pyarrow's pools) start threads first, which ran unpinned on the other core."""
+    import os
+    import subprocess
+    import sys
+
+    core = max(os.sched_getaffinity(0))
+    out = subprocess.run(
+        [sys.executable, "-c", PIN_AFTER_A_THREAD, str(core)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [f"[{core}]", "[1]"]

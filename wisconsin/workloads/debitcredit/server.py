@@ -10,6 +10,7 @@ message each way on a kept-open socket (~0.05 ms round trip), not a scheduled ta
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import signal
@@ -202,6 +203,18 @@ def tally_dict(tally: driver.Tally, cpu_s: float, wall_s: float) -> dict:
     }
 
 
+def _pin_every_thread(core: int) -> None:
+    """Pin the process's existing threads too: sched_setaffinity(0) pins only the calling
+    thread, and imports in the spawned child (pyarrow's pools) start threads before us."""
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        tids = [0]
+    for tid in tids:
+        with contextlib.suppress(OSError):  # the thread ended meanwhile
+            os.sched_setaffinity(tid, {core})
+
+
 def serve(
     part, partitions, sizing, path, log_dir, authkey, ctrl, leave_open=False, core=None
 ) -> None:
@@ -213,7 +226,7 @@ def serve(
     started later) inherit it: one partition, one processor, as Tandem counted them.
     """
     if core is not None:
-        os.sched_setaffinity(0, {core})
+        _pin_every_thread(core)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the coordinator's to handle
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since spawn
     log_path = Path(log_dir) / f"driver-p{part:03d}.log"
