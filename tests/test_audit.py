@@ -139,8 +139,31 @@ def _recalibrate(data):
     ],
 )
 def test_each_rule_fails_on_an_edited_file(run_path, tmp_path, rule, edit):
-    rules = {r.name: r for r in audit_file(_edit(run_path, tmp_path, edit))}
-    assert not rules[rule].ok, rules[rule]
+    from wisconsin.analysis.audit import format_rules
+
+    got = audit_file(_edit(run_path, tmp_path, edit))
+    rules = {r.name: r for r in got}
+    assert rules[rule].ok is False, rules[rule]  # a verdict, not a missing one
+    assert rules[rule].detail.startswith(FAILED_DETAIL[rule]), rules[rule].detail
+    failed = sum(not r.ok for r in got)
+    assert (
+        format_rules(got)
+        .splitlines()[-1]
+        .startswith(f"{len(got) - failed} of {len(got)} rules pass; ")
+    )
+
+
+# How each failure above begins, as `wisconsin audit` prints it.
+FAILED_DETAIL = {
+    "run complete": "status 'incomplete': failed: x",
+    "durability on": "not a setting this tool runs with: 'WAL off'",
+    "repetitions interleaved": "round 1: order is not the shuffle seed",
+    "full scan proven": "F1 rep 1: projections do not cover all 16 columns; F1 rep 2",
+    "answers verified": "F1/scan rep 1: not verified",
+    "engine share": "harness-dominated at P <= 2: F1/scan: engine share 100%",
+    "enough repetitions": "fewer than 5 timed (the methodology's minimum is 5): F1/scan (0)",
+    "single-thread baseline": "no single-thread baseline recorded",
+}
 
 
 def test_schema_1_files_fail_what_they_did_not_record():
@@ -761,3 +784,43 @@ def test_harness_dominated_points_above_the_cores_are_listed_not_failed(run_path
         measurements=tuple(m for m in swamped.measurements if m.partitions == 2),
     )
     assert not rule_engine_share(two_cores).ok  # P = 2 is within 2 cores: checked
+
+
+def test_each_failure_names_what_and_where(run_path, tmp_path):
+    """The detail a failing rule prints says which steps and repetitions, in full."""
+    data = json.loads(run_path.read_text())
+    ms = data["measurements"]
+    label = [f"{m['table']}/{m['query']}" for m in ms]
+
+    def rules_of(fn):
+        return {r.name: r for r in audit_file(_edit(run_path, tmp_path, fn))}
+
+    emptied = rules_of(lambda d: [m.update(repetitions=[]) for m in d["measurements"][:2]])
+    assert emptied["run complete"].ok is False
+    assert f"no timed repetitions for {label[0]}, {label[1]}" in emptied["run complete"].detail
+    assert f"{label[0]} (0), {label[1]} (0)" in emptied["enough repetitions"].detail
+
+    rep = ms[0]["repetitions"][0]
+    wrong = rules_of(lambda d: d["measurements"][0]["repetitions"][0].update(rows=rep["rows"] + 1))
+    assert wrong["answers verified"].detail.startswith(
+        f"{label[0]} rep {rep['index']}: {rep['rows'] + 1} rows, expected {ms[0]['expected_rows']}"
+    )
+
+    def undecided(d):
+        for m in d["measurements"]:
+            if m["query"] == "update":
+                m["repetitions"][0]["commit_decision_s"] = 0.0
+
+    assert rules_of(undecided)["durability on"].detail.startswith(
+        "the update's fsynced commit decision is not timed > 0 s: "
+    )
+    unrecorded = rules_of(lambda d: d["config"].update(cache=""))["cache state proven"]
+    assert (unrecorded.ok, unrecorded.detail) == (False, "cache state not recorded")
+
+    def dominated(d):
+        for m in d["measurements"]:
+            for r in m["repetitions"]:
+                r["overhead_s"] = r["wall_s"]
+
+    share = rules_of(dominated)["engine share"]
+    assert share.detail.count("; ") == 3 and share.detail.endswith(f" (+{len(ms) - 4})")

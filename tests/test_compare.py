@@ -113,10 +113,11 @@ def test_compare_names_what_else_differs_before_the_verdict():
     b = dataclasses.replace(
         b,
         environment=dataclasses.replace(b.environment, duckdb="9.9.9", usable_cores=16),
-        config=dataclasses.replace(b.config, memory_limit="123MB"),
+        config=dataclasses.replace(b.config, memory_limit="123MB", cluster="tcp://h:8786"),
     )
     c = compare_runs(a, b)
     assert "DuckDB: 2.0.0 in A, 9.9.9 in B" in c.context
+    assert "cluster: local in A, tcp://h:8786 in B" in c.context
     assert any(x.startswith("usable cores: 2 in A, 16 in B") for x in c.context)
     assert any(x.startswith("memory limit:") for x in c.context)
     text = render_comparison(c, "text")
@@ -420,3 +421,106 @@ def test_rows_follow_the_papers_query_order_and_say_their_blocks(ab):
     assert cmp._detectable(row, 0.05) > 1.0
     flat = dataclasses.replace(row, time_ratio=dataclasses.replace(row.time_ratio, lo=1.1, hi=1.1))
     assert cmp._detectable(flat, 0.05) is None
+
+
+# What a person reads, pinned word for word (WISCONSIN_REGEN_GOLDEN=1 rewrites the files,
+# only after an intended change): headers, labels, verdict words, notes and footers.
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _golden(name: str, text: str) -> None:
+    """text against the golden file; JSON parsed, floats to 9 significant digits."""
+    import os
+
+    from test_mainline_golden import _rounded
+
+    if os.environ.get("WISCONSIN_REGEN_GOLDEN") == "1":
+        (GOLDEN / name).write_text(text)
+    want = (GOLDEN / name).read_text()
+    if name.endswith(".json"):
+        assert _rounded(json.loads(text)) == _rounded(json.loads(want))
+    else:
+        assert text == want
+
+
+def _slower_level(run, factor: float):
+    """run with every repetition `factor` times slower (B's whole level shifted)."""
+    return dataclasses.replace(
+        run,
+        measurements=tuple(
+            dataclasses.replace(
+                m,
+                repetitions=tuple(
+                    dataclasses.replace(r, wall_s=r.wall_s * factor) for r in m.repetitions
+                ),
+            )
+            for m in run.measurements
+        ),
+    )
+
+
+def test_the_comparison_reads_as_pinned(ab):
+    rng = np.random.default_rng(4)
+    a = _block_run(rng, blocks=6, spread=0.01)
+    b = _block_run(rng, slow=1.3, blocks=6, spread=0.01, start="B")
+    slower = compare_runs(a, b)
+    assert slower.verdict == "B slower" and compare_runs(b, a).verdict == "B faster"
+    _golden("compare_blocks.txt", render_comparison(slower))
+    _golden("compare_blocks.json", render_comparison(slower, "json"))
+    _golden("compare_one_block.txt", render_comparison(compare_runs(*ab)))
+    _golden("compare_one_block.json", render_comparison(compare_runs(*ab), "json"))
+    other = dataclasses.replace(b, tables=b.tables[:1])
+    assert "tables differ: only in A ['F4'], only in B -" in differences_text(a, other)
+
+
+def differences_text(a, b) -> str:
+    from wisconsin.workloads.wisconsin.compare import differences
+
+    return "\n".join(differences(a, b))
+
+
+def test_an_ab_files_alternated_blocks_gate_a_shift_separate_runs_cannot(tmp_path):
+    """An A/B file's blocks alternate, so no run-to-run shift is allowed for: a tight 6%
+    slowdown fails --fail-slower 1.05 read from the A/B file, not from two separate runs."""
+    from wisconsin.runfiles import abfile
+    from wisconsin.workloads.wisconsin.compare import (
+        ab_slower_than,
+        compare_ab_file,
+        slower_than,
+    )
+
+    rng = np.random.default_rng(3)
+    a = _block_run(rng, blocks=15, spread=0.01)
+    b = _slower_level(_block_run(rng, blocks=15, spread=0.01, start="B"), 1.06)
+    ab_path = abfile.save(
+        abfile.ABRun("2025-01-01T00:00:00Z", "2025-01-01T01:00:00Z", "", "--x", ("A", "B"),
+                     (a,), (b,), "1 block a side"),
+        tmp_path / "x-ab.json",
+    )  # fmt: skip
+    gate = ab_slower_than(ab_path, 1.05)
+    assert gate.startswith("4 point(s) of B slower than A by more than 1.05x"), gate
+    save(a, tmp_path / "a.json")
+    save(b, tmp_path / "b.json")
+    assert slower_than([tmp_path / "a.json"], [tmp_path / "b.json"], 1.05) == ""
+    assert "Verdict: B slower" in compare_ab_file(ab_path)
+    bad = json.loads(ab_path.read_text())
+    bad["ab_version"] = 9
+    (tmp_path / "bad-ab.json").write_text(json.dumps(bad))
+    with pytest.raises(WisconsinError, match="A/B file version 9 is not supported"):
+        compare_ab_file(tmp_path / "bad-ab.json")
+
+
+def test_unequal_pools_of_one_block_runs_are_compared_pooled(ab):
+    """Two A runs against one B run, one block each: each side's repetitions are pooled
+    into one sample (the ratio pairs runs only when both sides have as many); a B pool
+    of two configurations is refused by its side's name."""
+    a, b = ab
+    a2 = dataclasses.replace(a, started_utc="2025-01-03T00:00:00Z")
+    c = compare_runs([a, a2], b)
+    upd = [r for r in c.rows if r.query == "update"]
+    assert upd and all(r.reps_a == 2 * r.reps_b for r in upd)
+    assert all(r.time_ratio.lo < r.time_ratio.value < r.time_ratio.hi for r in upd)
+    assert all(r.time_ratio.value == pytest.approx(1.3, abs=0.03) for r in upd)
+    other = dataclasses.replace(b, config=dataclasses.replace(b.config, seed=b.config.seed + 1))
+    with pytest.raises(WisconsinError, match="the runs pooled as B are not of one configuration"):
+        compare_runs(a, [b, other])

@@ -157,3 +157,19 @@ def test_the_t_intervals_have_their_exact_widths():
     narrow = stats.block_ratio_interval([[10.0], [10.2], [9.8]], [[1.0], [1.0], [1.0]])
     assert narrow.hi - narrow.lo < stats.WIDE_FRACTION * narrow.value and not narrow.wide
     assert stats.block_ratio_interval([[1.0]], [[2.0]]).wide is False  # one block: no interval
+
+
+def test_a_monte_carlo_permutation_p_repeats_exactly():
+    """Above PERMUTATIONS splits the p-value is drawn: from a fixed seed, so a report
+    printed twice says the same p."""
+    rng = np.random.default_rng(8)
+    a, b = rng.normal(1.0, 0.1, 12), rng.normal(1.05, 0.1, 12)  # C(24, 12) > 20,000 splits
+    first = stats.permutation_p(a, b)
+    assert 0 < first < 1 and all(stats.permutation_p(a, b) == first for _ in range(3))
+
+
+def test_interval_inputs_are_refused_with_what_they_need():
+    with pytest.raises(ValueError, match="ratio_interval needs at least one value on each side"):
+        stats.ratio_interval([[1.0]], [[]])
+    with pytest.raises(ValueError, match=r"needs the same blocks \(>= 1 value each\) a side"):
+        stats.block_ratio_interval([[1.0], [1.1]], [[1.0]])
