@@ -162,6 +162,10 @@ def test_rule_tps_is_delivered_and_needs_95_percent_within_1s_and_no_backlog():
     assert metrics.rule_tps(res, 0.85, 2.0).high == 30.0  # Tandem's 90%/2 s variant is laxer
     up = metrics.scaleup(metrics.Interval(10, 8, 12, 2), metrics.Interval(18, 16, 20, 2))
     assert (up.median, up.low, up.high) == (1.8, 16 / 12, 20 / 8)
+    # P = 2's peak step unsteady (bench of 2026-11-26 08:50): its scaleup was "0.00 [0.00-0.00]"
+    unset = metrics.interval([])
+    assert metrics.scaleup(metrics.Interval(10, 8, 12, 2), unset).fmt(2) == "-"
+    assert metrics.scaleup(unset, metrics.Interval(18, 16, 20, 2)).n == 0
 
 
 def test_expected_remote_share():

@@ -255,8 +255,9 @@ def best_delivered(result: PartitionResult) -> float:
 
 
 def scaleup(base: Interval, new: Interval) -> Interval:
-    """NewThroughput / OldThroughput; the interval pairs the extremes (worst and best case)."""
-    if base.median <= 0 or base.low <= 0:
+    """NewThroughput / OldThroughput; the interval pairs the extremes (worst and best case).
+    Unset ("-") when either side is: a rate no steady step set is not a scaleup of 0."""
+    if base.n == 0 or new.n == 0 or base.median <= 0 or base.low <= 0:
         return Interval(0.0, 0.0, 0.0, 0)
     n = max(base.n, new.n)  # spread on either side makes an interval
     return Interval(new.median / base.median, new.low / base.high, new.high / base.low, n)
