@@ -1,5 +1,6 @@
 import dataclasses
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -824,3 +825,12 @@ def test_each_failure_names_what_and_where(run_path, tmp_path):
 
     share = rules_of(dominated)["engine share"]
     assert share.detail.count("; ") == 3 and share.detail.endswith(f" (+{len(ms) - 4})")
+
+    def two_dominated(d):
+        for m in d["measurements"][:2]:
+            for r in m["repetitions"]:
+                r["overhead_s"] = r["wall_s"]
+
+    two = rules_of(two_dominated)["engine share"].detail
+    # at most 4 named, then "(+N)": nothing else after the last one
+    assert two.endswith(" overhead") or re.search(r"overhead \(\+\d+\)$", two), two

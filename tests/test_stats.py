@@ -169,7 +169,7 @@ def test_a_monte_carlo_permutation_p_repeats_exactly():
 
 
 def test_interval_inputs_are_refused_with_what_they_need():
-    with pytest.raises(ValueError, match="ratio_interval needs at least one value on each side"):
+    with pytest.raises(ValueError, match=r"^ratio_interval needs at least one value on each side$"):
         stats.ratio_interval([[1.0]], [[]])
     with pytest.raises(ValueError, match=r"needs the same blocks \(>= 1 value each\) a side"):
         stats.block_ratio_interval([[1.0], [1.1]], [[1.0]])
