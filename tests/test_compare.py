@@ -524,3 +524,18 @@ def test_unequal_pools_of_one_block_runs_are_compared_pooled(ab):
     other = dataclasses.replace(b, config=dataclasses.replace(b.config, seed=b.config.seed + 1))
     with pytest.raises(WisconsinError, match="the runs pooled as B are not of one configuration"):
         compare_runs(a, [b, other])
+
+
+def test_runs_with_no_query_in_common_compare_to_nothing_without_a_crash():
+    """Same tables, no common query (A timed the scan, B the update): no point and no
+    curve (a per-table curve over no query must not intersect an empty list)."""
+    rng = np.random.default_rng(6)
+    a, b = _block_run(rng), _block_run(rng, start="B")
+
+    def only(run, query):
+        return dataclasses.replace(
+            run, measurements=tuple(m for m in run.measurements if m.query == query)
+        )
+
+    c = compare_runs(only(a, "scan"), only(b, "update"), force=True)
+    assert (c.rows, c.curves, c.verdict) == ((), (), "cannot tell apart")
