@@ -160,3 +160,33 @@ def test_sizes_are_decimal_as_printed_and_the_build_line_leaves_the_disk_to_benc
     said = cost.describe(est, disk=False)
     assert "GB of tables" not in said and said.startswith("cost: F2: 10 rows in 2 partitions, ~")
     assert dataclasses.replace(est, files_bytes=0).fits
+
+
+def test_a_second_bench_reuses_the_tables_an_earlier_one_sized(tmp_path):
+    """The probe sizes tables a few percent differently each time: a second `bench` on the
+    same --data refused its own tables ("already holds another table"). It now reuses them
+    when they are within 25% of what it would build; beyond that, or of another seed, it
+    builds (and the build names what is in the way)."""
+    import dataclasses
+
+    from wisconsin.builds import build_tables
+    from wisconsin.store import TableSpec
+    from wisconsin.workloads.wisconsin.pipeline import earlier_sizes
+
+    build_tables(
+        tmp_path, [TableSpec("F", 2000, p, 7) for p in (1, 2)] + [TableSpec("G", 500, 1, 7)],
+        jobs=1,
+    )  # fmt: skip
+    plan = dataclasses.replace(
+        plan_sizes(_probe(0.002), disk_budget=10 * 2**30, time_budget_s=780),
+        f_rows=2100, g_rows=520, partitions=(1, 2), g_partitions=(1, 2),
+    )  # fmt: skip
+    again = earlier_sizes(plan, 7, str(tmp_path))
+    assert (again.f_rows, again.g_rows) == (2000, 500)  # G2 not built yet: built at 500
+    assert again.partitions == plan.partitions and again.predicted_s == plan.predicted_s
+    assert earlier_sizes(plan, 8, str(tmp_path)) is None  # another seed
+    assert earlier_sizes(dataclasses.replace(plan, f_rows=2700), 7, str(tmp_path)) is None
+    assert (
+        earlier_sizes(dataclasses.replace(plan, f_rows=2000, g_rows=500), 7, str(tmp_path)) is None
+    )
+    assert earlier_sizes(plan, 7, str(tmp_path / "empty")) is None

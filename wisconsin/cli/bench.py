@@ -225,6 +225,7 @@ def bench(
         BENCH_PARTITIONS,
         check_disk_budget,
         disk_plan,
+        earlier_sizes,
         plan_sizes,
         preset_specs,
     )
@@ -281,6 +282,14 @@ def bench(
             rounds=repeat or min_reps,
             blocks=min(blocks, repeat or min_reps),
         )
+        earlier = earlier_sizes(plan, seed, data_dir)
+        reuse_note = ""
+        if earlier is not None:  # a second bench on the same --data reuses its tables
+            reuse_note = (
+                f" (reused: the tables an earlier bench built in {data_dir}; this probe "
+                f"sized F {plan.f_rows:,} and G {plan.g_rows:,})"
+            )
+            plan = earlier
         chosen = plan.preset
         click.echo(
             f"probe: {found.cores} cores; cold full-row scan "
@@ -294,7 +303,7 @@ def bench(
             f"(a core each) (within --disk-budget {_gb(disk_budget)}; "
             f"the disk they take is on the next line), ~{plan.predicted_s / 60:.0f} min predicted "
             f"(budget {time_budget / 60:.0f} min); shortest headline scan ~"
-            f"{plan.min_scan_s:.2f} s vs {plan.bound_s:.2f} s needed"
+            f"{plan.min_scan_s:.2f} s vs {plan.bound_s:.2f} s needed{reuse_note}"
         )
         for note in plan.notes:
             click.echo(f"note: {note}")

@@ -221,6 +221,43 @@ def disk_plan(specs, data_dir: str, on_cluster: bool = False) -> DiskPlan:
     return DiskPlan(new, tuple(reused), free)
 
 
+# How far the sizes of tables an earlier bench built may be from this probe's sizes and
+# still be reused: the probe's sizes move a few percent from one bench to the next (3,251,284
+# and 3,256,240 F rows on one machine minutes apart), and a rebuild costs minutes and disk.
+REUSE_SIZE_TOLERANCE = 0.25
+
+
+def earlier_sizes(plan: Plan, seed: int, data_dir: str) -> Plan | None:
+    """plan with the sizes of the F and G tables an earlier calibrated bench built in
+    data_dir, when there are such tables (same partitions, seed and generator, one size per
+    kind) within REUSE_SIZE_TOLERANCE of the plan's; None otherwise (the build then says
+    whatever else is in the way)."""
+    sizes: dict[str, set[int]] = {"F": set(), "G": set()}
+    for spec in preset_specs(plan.preset, seed, ("F", "G"), plan.partitions):
+        table_dir = Path(data_dir) / spec.name
+        if not (table_dir / store.MANIFEST).is_file():
+            continue
+        try:
+            m = store.read_manifest(table_dir)
+        except store.StoreError:
+            return None
+        if (m.kind, m.partitions, m.seed, m.generator_version) != (
+            spec.kind, spec.partitions, seed, generator.GENERATOR_VERSION
+        ):  # fmt: skip
+            return None
+        sizes[m.kind].add(m.rows if m.kind == "F" else m.rows // m.partitions)
+    if not (sizes["F"] or sizes["G"]) or len(sizes["F"]) > 1 or len(sizes["G"]) > 1:
+        return None
+    f_rows = next(iter(sizes["F"]), plan.f_rows)
+    g_rows = next(iter(sizes["G"]), plan.g_rows)
+    if (f_rows, g_rows) == (plan.f_rows, plan.g_rows):
+        return None
+    for have, want in ((f_rows, plan.f_rows), (g_rows, plan.g_rows)):
+        if abs(have - want) > REUSE_SIZE_TOLERANCE * want:
+            return None
+    return replace(plan, f_rows=f_rows, g_rows=g_rows)
+
+
 def preset_specs(preset: str | Preset, seed: int, kinds, partitions) -> list[TableSpec]:
     """The tables of a preset over partitions (its G tables over its g_partitions, if set)."""
     p = preset if isinstance(preset, Preset) else get_preset(preset)
