@@ -329,19 +329,7 @@ def test_separate_runs_allow_for_their_run_to_run_shift_an_ab_file_does_not():
     # it is within what one run differs from the next (the A/A pair of 2026-11-26, 7.6%)
     rng = np.random.default_rng(3)
     a = _block_run(rng, blocks=15, spread=0.01)
-    b = _block_run(rng, slow=1.0, blocks=15, spread=0.01, start="B")
-    b = dataclasses.replace(
-        b,
-        measurements=tuple(
-            dataclasses.replace(
-                m,
-                repetitions=tuple(
-                    dataclasses.replace(r, wall_s=r.wall_s * 1.06) for r in m.repetitions
-                ),
-            )
-            for m in b.measurements
-        ),
-    )
+    b = _slower_level(_block_run(rng, slow=1.0, blocks=15, spread=0.01, start="B"), 1.06)
     assert compare_runs(a, b, paired=True).verdict == "B slower"
     separate = compare_runs(a, b)
     assert separate.verdict == "cannot tell apart"
