@@ -224,6 +224,24 @@ def test_partitions_concatenate_to_table(n, seed, parts, batch_rows):
     assert is_perm(col(whole, "unique1"), n)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 5000),
+    seed=st.integers(0, 2**64 - 1),
+    cut=st.tuples(st.floats(0, 1), st.floats(0, 1)),
+    batch_rows=st.integers(1, 700),
+)
+def test_integer_columns_alone_are_the_tables_integer_columns(n, seed, cut, batch_rows):
+    # what the audit regenerates to re-derive answers (strings=False)
+    lo, hi = sorted(int(c * n) for c in cut)
+    ints = pa.Table.from_batches(
+        list(generate(n, seed, lo, hi, batch_rows=batch_rows, strings=False)),
+        schema=pa.schema(list(arrow_schema())[:13]),
+    )
+    assert ints.column_names == list(INT_COLUMNS)
+    assert ints.equals(table(n, seed, lo, hi).select(INT_COLUMNS))
+
+
 @pytest.mark.parametrize("parts", [1, 2, 3, 4, 5, 7, 8, 16])
 def test_f_tables_identical_across_partitionings(parts):
     n = 24_413  # CLX F table / 100
