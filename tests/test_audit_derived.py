@@ -455,7 +455,7 @@ def test_an_unknown_query_does_not_stop_the_other_answers_being_checked(tmp_path
         d["measurements"][-1]["expected_rows"] += 1
 
     run = runfile.load(_forge(SN, tmp_path, forge))
-    bad, _ = rules_derived.answer_problems(run, lambda m: m.repetitions)
+    bad, _ = rules_derived.answer_problems(run)
     assert any("no answer known for query 'nonesuch'" in b for b in bad)
     assert any("the generator's table (rows 20000) gives" in b for b in bad)
 
@@ -638,3 +638,22 @@ def test_a_cold_predicate_column_scan_must_read_its_column(read, ok, tmp_path):
     rule = _rules(_forge(SN, tmp_path, forge))["cache state proven"]
     assert rule.ok is ok, rule
     assert ok or "entropy of hundpct" in rule.detail
+
+
+def test_a_run_without_warm_ups_is_not_overlapping_itself():
+    # `run --warmup 0` records a stand-in warm-up: repetition 1's copy, index -1, with the
+    # same dispatch time. It is not an execution; counted as one, every measurement of
+    # every such run "overlapped" its first repetition (found by mutation testing).
+    import dataclasses
+
+    run = runfile.load(Path(__file__).parent / "fixtures" / "audit_tiny_sn.json")
+    stand_in = [
+        dataclasses.replace(m, warmup=dataclasses.replace(m.repetitions[0], index=-1))
+        for m in run.measurements
+    ]
+    run = dataclasses.replace(run, measurements=tuple(stand_in))
+    problems, stamped = rules_derived._timeline_problems(run)
+    assert problems == []
+    assert stamped == sum(len(m.repetitions) for m in (*run.measurements, *run.baseline)) + len(
+        run.baseline
+    )  # the baseline's real warm-ups still count

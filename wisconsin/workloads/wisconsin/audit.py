@@ -7,10 +7,8 @@ them). A rule passes only on evidence the file holds; what a file does not recor
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
-from collections.abc import Iterable
 
 from wisconsin import WisconsinError, generator
 from wisconsin.analysis import metrics, schedule
@@ -31,7 +29,7 @@ from wisconsin.measure import runner
 from wisconsin.runfiles import runfile
 from wisconsin.runfiles.runfile import CacheState, Measurement, Repetition, Run
 from wisconsin.workloads.wisconsin import queries, rules_derived
-from wisconsin.workloads.wisconsin.rules_derived import ANSWER_REL_TOL, rule_physics
+from wisconsin.workloads.wisconsin.rules_derived import ANSWER_REL_TOL, executions, rule_physics
 
 COLD_SCAN_MIN = 0.90  # the share of its data a cold full-row scan must read
 # A warm timed repetition reading more than this share of its data from storage did not find
@@ -44,22 +42,6 @@ MIN_REPS = 5
 # wall_s, as the runner computes it (execution.execute_once); this allows float rounding.
 SHARE_REL_TOL = 1e-4
 SHARE_ABS_TOL = 1e-6
-
-
-def _all_reps(m: Measurement) -> Iterable[Repetition]:
-    """Every execution of m: the timed ones and the warm-up, unless the warm-up is the
-    runner's stand-in when none ran (the first timed repetition, index -1)."""
-    yield from m.repetitions
-    if not (_warmup_is_copy(m)):
-        yield m.warmup
-
-
-def _warmup_is_copy(m: Measurement) -> bool:
-    return (
-        m.warmup.index == -1
-        and bool(m.repetitions)
-        and m.warmup == dataclasses.replace(m.repetitions[0], index=-1)
-    )
 
 
 def recomputed_share(r: Repetition) -> float | None:
@@ -116,7 +98,7 @@ def rule_complete(run: Run) -> Rule:
     in_process = c.mode == "shared-memory"
     for group, local in ((run.measurements, in_process), (run.baseline, True)):
         for m in group:
-            for r in _all_reps(m):
+            for r in executions(m):
                 problem = _samples_problem(run, m, r, local)
                 if problem:
                     bad.append(problem)
@@ -289,7 +271,7 @@ def rule_cache(run: Run) -> Rule:
                 problem = _warm_problem(m, r)
                 if problem:
                     bad.append(problem)
-        for r in _all_reps(m):
+        for r in executions(m):
             if r.cold:
                 problem = _cold_problem(m, r, shared_process)
                 if problem:
@@ -417,7 +399,7 @@ def _answer_problems(run: Run) -> list[str]:
             )
         if m.query != "average":
             continue
-        for r in _all_reps(m):
+        for r in executions(m):
             if r.answer is None:
                 out.append(f"{step_label(m)} rep {r.index}: average not recorded")
                 continue
@@ -433,7 +415,7 @@ def _answer_problems(run: Run) -> list[str]:
 def rule_verified(run: Run) -> Rule:
     bad = []
     for m in (*run.measurements, *run.baseline):
-        for r in _all_reps(m):
+        for r in executions(m):
             if not r.verified:
                 bad.append(f"{step_label(m)} rep {r.index}: not verified")
             elif r.rows != m.expected_rows:
@@ -441,7 +423,7 @@ def rule_verified(run: Run) -> Rule:
                     f"{step_label(m)} rep {r.index}: {r.rows} rows, expected {m.expected_rows}"
                 )
     bad += _answer_problems(run)
-    derived, judged = rules_derived.answer_problems(run, _all_reps)
+    derived, judged = rules_derived.answer_problems(run)
     bad += derived
     if bad:
         return Rule(
@@ -449,7 +431,7 @@ def rule_verified(run: Run) -> Rule:
             False,
             summary(bad),
         )
-    n = sum(1 for m in (*run.measurements, *run.baseline) for _ in _all_reps(m))
+    n = sum(1 for m in (*run.measurements, *run.baseline) for _ in executions(m))
     return Rule(
         "answers verified",
         True,
@@ -486,7 +468,7 @@ def rule_durability(run: Run) -> Rule:
         (m, r)
         for m in (*run.measurements, *run.baseline)
         if m.query == "update"
-        for r in _all_reps(m)
+        for r in executions(m)
     ]
     timed = [r.commit_decision_s for _, r in updates if r.commit_decision_s is not None]
     if not updates:

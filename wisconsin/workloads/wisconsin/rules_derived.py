@@ -10,7 +10,9 @@ rule can and cannot catch.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -98,9 +100,25 @@ def _facts_for(run: Run, m: Measurement) -> tuple[TableFacts | None, str]:
     return table_facts(m.rows, t.seed), ""
 
 
-def answer_problems(run: Run, executions) -> tuple[list[str], int]:
+def executions(m: Measurement) -> Iterator[Repetition]:
+    """Every execution of m: the timed ones and the warm-up, unless the warm-up is the
+    runner's stand-in when none ran (a copy of the first timed repetition, index -1)."""
+    yield from m.repetitions
+    if not warmup_is_copy(m):
+        yield m.warmup
+
+
+def warmup_is_copy(m: Measurement) -> bool:
+    return (
+        m.warmup.index == -1
+        and bool(m.repetitions)
+        and m.warmup == dataclasses.replace(m.repetitions[0], index=-1)
+    )
+
+
+def answer_problems(run: Run) -> tuple[list[str], int]:
     """Every execution's rows and AVG, and each measurement's expectation, against the
-    generator's; executions(m) gives m's executions. Returns (problems, executions judged)."""
+    generator's. Returns (problems, executions judged)."""
     bad: list[str] = []
     judged = 0
     for m in (*run.measurements, *run.baseline):
@@ -245,10 +263,10 @@ def _timeline_problems(run: Run) -> tuple[list[str], int]:
     stamped = [
         (r.dispatched_unix, r.wall_s, f"{step_label(m)} rep {r.index}")
         for m in (*run.measurements, *run.baseline)
-        for r in (m.warmup, *m.repetitions)
+        for r in executions(m)  # not the stand-in warm-up: it repeats repetition 1's times
         if r.dispatched_unix is not None
     ]
-    stamped = sorted(set(stamped))  # the runner's stand-in warm-up repeats a repetition
+    stamped = sorted(set(stamped))  # the baseline at P = 1 may be the measurement's executions
     bad = []
     for (t0, wall, what), (t1, _, nxt) in zip(stamped, stamped[1:], strict=False):
         if t0 + wall > t1 + TIMELINE_SLACK_S:
