@@ -1,7 +1,7 @@
 """Pinned OLTP scaleup P = 1 -> 2 through the harness against pinned plain DuckDB loops
 (issue 31): does the harness scale as well as the engine alone does on the same cores?
 
-Usage: python benchmarks/debitcredit_scaleup.py [--seconds 60] [--rounds 3] [--branches 100]
+Usage: python benchmarks/debitcredit_scaleup.py [--seconds 20] [--rounds 6] [--branches 100]
        [--dir D]
 
 Databases of the same size per partition (default 1,000,000 accounts): a P = 1 and a P = 2
@@ -16,9 +16,16 @@ after a warm-up of two 2 s windows, one --seconds window counted second by secon
                   the same transaction) in a process pinned to the first core
   loop2           two such processes at once, pinned to the first and second cores, each on
                   its own file
-Scaleups per round: harness2/harness1, harness2-local/harness1, loop2/loop1; the goal is
-harness scaleup / loop scaleup >= 0.9, given as median and a t-interval on the rounds' log
-ratios, 15% remote and local-only apart; fdatasync/s of the directory beside.
+Each round runs every side twice, in a palindrome (A B C D E E D C B A, the first side
+rotated each round), so the five sides share one time centroid per round: a drift of the
+machine's speed that is linear over a round (this box's same loop wanders 121-178 tps
+within 5 minutes) cancels in the round's ratios, which a single pass in rotated order with
+60 s steps did not (2026-11-26: the same side moved up to 1.5x between rounds).
+Scaleups per round (each side: the mean of its two steps): harness2/harness1,
+harness2-local/harness1, loop2/loop1; the goal is harness scaleup / loop scaleup >= 0.9,
+given as median and a t-interval on the rounds' log ratios, 15% remote and local-only
+apart; fdatasync/s of the directory beside, and the share of CPU time the hypervisor
+stole from this machine during each side (/proc/stat steal).
 """
 
 from __future__ import annotations
@@ -96,6 +103,18 @@ def loops(paths: list[Path], sizing, seconds: float, seed: int):
     return sum(total) / len(total), ok
 
 
+def _cpu_times() -> list[int]:
+    """The machine's cpu line of /proc/stat (user nice system idle iowait irq softirq steal)."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:9]]
+
+
+def _steal_share(before: list[int], after: list[int]) -> float:
+    """Of the CPU time that passed, the share the hypervisor gave to someone else."""
+    d = [b - a for a, b in zip(before, after, strict=True)]
+    return d[7] / sum(d) if sum(d) else 0.0
+
+
 def t_interval(ratios: list[float]) -> str:
     """median, and the 95% t-interval of the mean log ratio over rounds."""
     from scipy import stats as sps
@@ -111,8 +130,8 @@ def t_interval(ratios: list[float]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--branches", type=int, default=100)
     ap.add_argument("--dir", type=Path, default=None)
     a = ap.parse_args()
@@ -126,15 +145,18 @@ def main() -> None:
         loop_files = [schema.build(root / f"l{i}", 1, sizing)[0] for i in range(2)]
         print(
             f"{sizing.accounts(1):,} accounts per partition; cores {list(pinned_cores(2))}; "
-            f"{a.rounds} rounds x {a.seconds:g} s steps, order rotated",
+            f"{a.rounds} rounds x 10 steps of {a.seconds:g} s, palindromic order",
             flush=True,
         )
         sides = ["harness1", "harness2", "harness2-local", "loop1", "loop2"]
         tps: dict[str, list[float]] = {s: [] for s in sides}
-        fsyncs = []
+        fsyncs, stolen = [], []
         for r in range(a.rounds):
-            for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
-                seed = 1000 * (r + 1) + sides.index(side)
+            base = sides[r % len(sides) :] + sides[: r % len(sides)]
+            got: dict[str, list[float]] = {s: [] for s in sides}
+            for i, side in enumerate(base + base[::-1]):
+                seed = 1000 * (r + 1) + 10 * i + sides.index(side)
+                cpu0 = _cpu_times()
                 if side == "harness1":
                     rate, ok = harness(root / "h1", 1, sizing, a.seconds, 0.15, seed)
                 elif side.startswith("harness2"):
@@ -143,9 +165,13 @@ def main() -> None:
                 else:
                     n = 1 if side == "loop1" else 2
                     rate, ok = loops(loop_files[:n], sizing, a.seconds, seed)
-                tps[side].append(rate)
+                got[side].append(rate)
+                steal = _steal_share(cpu0, _cpu_times())
+                stolen.append(steal)
                 print(f"round {r + 1} {side:15s} {rate:7.1f} tps "
-                      f"{'steady' if ok else 'UNSTEADY'}", flush=True)  # fmt: skip
+                      f"{'steady' if ok else 'UNSTEADY'}  steal {steal:.1%}", flush=True)  # fmt: skip
+            for side in sides:
+                tps[side].append(statistics.fmean(got[side]))
             fsyncs.append(_vs_loop().fsync_probe(root, 3.0))
             print(f"round {r + 1} fsync           {fsyncs[-1]:7.1f} fdatasync/s", flush=True)
     finally:
@@ -159,6 +185,8 @@ def main() -> None:
         print(f"  {side:15s} scaleup / loop scaleup {t_interval(rel)} (goal: >= 0.9)")
     print(f"  loops           scaleup {t_interval(loop_up)}")
     print(f"  fsync           {statistics.median(fsyncs):.1f} fdatasync/s (median)")
+    print(f"  steal           {statistics.median(stolen):.1%} of CPU time per side (median; "
+          f"max {max(stolen):.1%})")  # fmt: skip
 
 
 if __name__ == "__main__":
