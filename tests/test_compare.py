@@ -527,3 +527,64 @@ def test_runs_with_no_query_in_common_compare_to_nothing_without_a_crash():
 
     c = compare_runs(only(a, "scan"), only(b, "update"), force=True)
     assert (c.rows, c.curves, c.verdict) == ((), (), "cannot tell apart")
+
+
+# --- pinned by mutation testing (issue 30)
+
+
+def test_file_level_compare_and_gate_refuse_other_data_unless_forced(tmp_path):
+    from wisconsin.workloads.wisconsin.compare import slower_than
+
+    save(make_run(reps=2), tmp_path / "a.json")
+    save(make_run(seed=7, reps=2), tmp_path / "b.json")
+    for call in (
+        lambda: compare_files(tmp_path / "a.json", tmp_path / "b.json"),
+        lambda: slower_than([tmp_path / "a.json"], [tmp_path / "b.json"], 1.05),
+    ):
+        with pytest.raises(WisconsinError, match="seed differs"):
+            call()
+    assert "FORCED" in compare_files(tmp_path / "a.json", tmp_path / "b.json", force=True)
+    assert slower_than([tmp_path / "a.json"], [tmp_path / "b.json"], 1.05, force=True) == ""
+    text = compare_files(tmp_path / "a.json", tmp_path / "a.json")
+    assert text == render_comparison(compare_runs(*(load(tmp_path / "a.json"),) * 2))
+
+
+def test_verdict_words():
+    from wisconsin.workloads.wisconsin.compare import _verdict_of
+
+    assert _verdict_of(False, 2.0) == "cannot tell apart"
+    assert _verdict_of(True, 1.2) == "B slower"
+    assert _verdict_of(True, 0.8) == "B faster"
+
+
+def test_the_gate_is_strictly_more_than_its_factor_and_names_the_interval(tmp_path):
+    from wisconsin.reports.document import interval_text
+    from wisconsin.workloads.wisconsin.compare import _slower
+
+    rng = np.random.default_rng(3)
+    a = _block_run(rng, blocks=15, spread=0.01)
+    b = _slower_level(_block_run(rng, blocks=15, spread=0.01, start="B"), 1.06)
+    c = compare_runs(a, b, force=True, paired=True)
+    bad = [r for r in c.rows if r.significant]
+    worst = max(bad, key=lambda r: r.time_ratio.value)
+    w = worst.time_ratio
+    assert _slower(c, 1.05) == (
+        f"{len(bad)} point(s) of B slower than A by more than 1.05x, significant after Holm's "
+        f"correction; worst {worst.table} {worst.query}: {interval_text(w.value, w.lo, w.hi)}"
+    )
+    assert _slower(c, w.value) == ""  # B slower by exactly the factor is not more than it
+
+
+def test_an_ab_file_reads_as_pinned(tmp_path):
+    from wisconsin.runfiles import abfile
+    from wisconsin.workloads.wisconsin.compare import compare_ab_file
+
+    rng = np.random.default_rng(5)
+    a = _block_run(rng, blocks=4, spread=0.01)
+    b = _slower_level(_block_run(rng, blocks=4, spread=0.01, start="B"), 1.2)
+    path = abfile.save(
+        abfile.ABRun("2025-01-01T00:00:00Z", "2025-01-01T01:00:00Z", "", "--x", ("A", "B"),
+                     (a,), (b,), "4 blocks a side"),
+        tmp_path / "x-ab.json",
+    )  # fmt: skip
+    _golden("compare_ab_file.txt", compare_ab_file(path))

@@ -173,3 +173,82 @@ def test_interval_inputs_are_refused_with_what_they_need():
         stats.ratio_interval([[1.0]], [[]])
     with pytest.raises(ValueError, match=r"needs the same blocks \(>= 1 value each\) a side"):
         stats.block_ratio_interval([[1.0], [1.1]], [[1.0]])
+
+
+# --- pinned by mutation testing (issue 30): shapes, boundaries and the few-values paths
+
+
+def test_log_intervals_are_vectorised_row_by_row():
+    rng = np.random.default_rng(7)
+    num, den = rng.uniform(1, 2, (3, 5)), rng.uniform(1, 2, (3, 4))
+    centre, half = stats.log_t_ratio(num, den)
+    mean_c, mean_h = stats.log_t_mean(num)
+    assert centre.shape == half.shape == mean_c.shape == mean_h.shape == (3,)
+    for i in range(3):
+        c, h = stats.log_t_ratio(num[i], den[i])
+        assert (centre[i], half[i]) == pytest.approx((c, h))
+        ln, ld = np.log(num[i]), np.log(den[i])
+        assert c == pytest.approx(ln.mean() - ld.mean())
+        se = np.sqrt(ln.var(ddof=1) / 5 + ld.var(ddof=1) / 4)
+        df = se**4 / ((ln.var(ddof=1) / 5) ** 2 / 4 + (ld.var(ddof=1) / 4) ** 2 / 3)
+        assert h == pytest.approx(sps.t.ppf(0.975, df) * se)  # Welch
+        c1, h1 = stats.log_t_mean(num[i])
+        assert (mean_c[i], mean_h[i]) == pytest.approx((c1, h1))
+        assert h1 == pytest.approx(sps.t.ppf(0.975, 4) * ln.std(ddof=1) / np.sqrt(5))
+
+
+def test_one_value_a_side_has_no_width_two_have_one():
+    for num, den in (([1.0], [1.0, 2.0]), ([1.0, 2.0], [1.0]), ([1.0], [2.0])):
+        c, h = stats.log_t_ratio(np.array(num), np.array(den))
+        assert np.isfinite(c) and np.isnan(h)
+    c, h = stats.log_t_mean(np.array([1.0, 2.0]))  # two values: a t-interval with 1 df
+    assert c == pytest.approx(np.log(2) / 2)
+    assert h == pytest.approx(sps.t.ppf(0.975, 1) * np.std(np.log([1.0, 2.0]), ddof=1) / np.sqrt(2))
+    assert np.isnan(stats.log_t_mean(np.array([3.0]))[1])
+    two_rows = stats.log_t_mean(np.array([[3.0], [4.0]]))
+    assert two_rows[0] == pytest.approx(np.log([3.0, 4.0])) and two_rows[1].shape == (2,)
+    rows = stats.log_t_ratio(np.array([[1.0], [2.0]]), np.array([[1.0, 2.0], [1.0, 2.0]]))
+    assert rows[0].shape == rows[1].shape == (2,) and np.isnan(rows[1]).all()
+
+
+def test_pooled_runs_give_the_t_interval_over_runs_widened_to_each_run():
+    # three runs, each tight, their centres apart: the interval over runs decides
+    runs_a = [[2.0, 2.02, 1.98], [2.4, 2.42, 2.38], [2.2, 2.22, 2.18]]
+    runs_b = [[1.0, 1.01, 0.99]] * 3
+    parts = [
+        stats.log_t_ratio(np.array(a), np.array(b)) for a, b in zip(runs_a, runs_b, strict=True)
+    ]
+    cs = np.array([float(c) for c, _ in parts])
+    half = sps.t.ppf(0.975, 2) * cs.std(ddof=1) / np.sqrt(3)
+    got = stats.ratio_interval(runs_a, runs_b)
+    assert (got.lo, got.hi) == pytest.approx(
+        (np.exp(min(cs.mean() - half, *(c - h for c, h in parts))),
+         np.exp(max(cs.mean() + half, *(c + h for c, h in parts))))
+    )  # fmt: skip
+    assert got.lo == pytest.approx(np.exp(cs.mean() - half))  # the over-runs bound binds
+    # one wide run, the others tight: that run's own interval binds
+    wide = [[2.0, 4.0, 1.0], [2.1, 2.1, 2.1], [2.2, 2.2, 2.2]]
+    got = stats.ratio_interval(wide, runs_b)
+    c0, h0 = stats.log_t_ratio(np.array(wide[0]), np.array(runs_b[0]))
+    assert (got.lo, got.hi) == pytest.approx((np.exp(c0 - h0), np.exp(c0 + h0)))
+
+
+@pytest.mark.parametrize(
+    "num, den", [([[1.0]], [[1.0], [2.0]]), ([], []), ([[1.0], [2.0]], [[1.0]])]
+)
+def test_ratio_interval_refuses_unpaired_runs_by_name(num, den):
+    with pytest.raises(ValueError, match=r"^ratio_interval needs the same number \(>= 1\) of runs"):
+        stats.ratio_interval(num, den)
+
+
+def test_time_interval_refuses_no_values_by_name():
+    with pytest.raises(ValueError, match="^time_interval needs at least one value$"):
+        stats.time_interval([[]])
+
+
+def test_permutation_p_on_empty_single_and_tied_samples():
+    assert stats.permutation_p([], [1.0, 2.0]) == 1.0
+    assert stats.permutation_p([1.0, 2.0], []) == 1.0
+    assert stats.permutation_p([1.0, 2.0], [3.0]) == pytest.approx(2 / 3)  # 2 of 3 splits
+    assert stats.permutation_p([1.0], [1.0]) == 1.0  # a tie: every split is as extreme
+    assert stats.permutation_p([1.0, 1.0], [1.0, 1.0]) == 1.0
