@@ -13,7 +13,14 @@ import os
 from pathlib import Path
 
 from wisconsin.runfiles import runfile
-from wisconsin.workloads.wisconsin.audit import COLD_SCAN_MIN, WARM_READ_MAX, audit
+from wisconsin.workloads.wisconsin.audit import (
+    COLD_SCAN_MIN,
+    SHARE_ABS_TOL,
+    WARM_READ_MAX,
+    _answer_problems,
+    _same_data,
+    audit,
+)
 
 HERE = Path(__file__).parent
 BASE = HERE / "fixtures" / "audit_tiny_sn.json"  # F1, F2 cold, a baseline, 5 rounds
@@ -244,6 +251,129 @@ def _overheads(value):
     return edit
 
 
+def _more_reps(counts):
+    """Measurements timed more than 5 times: label -> how many (copies of the last one)."""
+
+    def edit(d):
+        for label, n in counts.items():
+            reps = _m(d, label)["repetitions"]
+            while len(reps) < n:
+                reps.append({**copy.deepcopy(reps[-1]), "index": len(reps) + 1})
+
+    return edit
+
+
+def _scans_of_another_variant(d):
+    for label in ("F1/scan", "F2/scan"):
+        _m(d, label)["variant"] = "columns"
+
+
+def _baseline_update_partition_read_nothing(d):
+    # the step records 512 KiB, yet its one partition sample says it read nothing
+    r = _m(d, "F1/update", "baseline")["repetitions"][1]
+    r["partitions"][0]["bytes_read"] = 0
+
+
+def _set_share(r, engine_s=None, recorded=None):
+    """A repetition's partition engine times (all alike) and its recorded engine share
+    (by default the share its times give, as the runner records it)."""
+    if engine_s is not None:
+        for s in r["partitions"]:
+            s["engine_s"] = engine_s
+    share = runfile.engine_share(
+        [s["engine_s"] for s in r["partitions"]], r["commit_decision_s"], r["wall_s"]
+    )
+    r["engine_share"] = share if recorded is None else recorded
+
+
+def _share_unrecorded_then_contradicted(d):
+    reps = _m(d, "F2/average")["repetitions"]
+    reps[0]["engine_share"] = None
+    reps[1]["engine_share"] *= 1.5
+
+
+def _share_edit(label, wall_s, engine_s, recorded=None):
+    """Rep 2 of `label` timed at wall_s with every partition's engine at engine_s."""
+
+    def edit(d):
+        r = _m(d, label)["repetitions"][1]
+        r["wall_s"] = wall_s
+        _set_share(r, engine_s, recorded)
+
+    return edit
+
+
+def _share_off_by(rel=0.0, recorded=None):
+    def edit(d):
+        r = _m(d, "F2/average")["repetitions"][2]
+        r["engine_share"] = r["engine_share"] * (1 + rel) if recorded is None else recorded
+
+    return edit
+
+
+def _tiny_engine_share(d):
+    # engine 5e-7 of the wall time, recorded as 0: equal within the absolute tolerance
+    r = _m(d, "F2/average")["repetitions"][2]
+    _set_share(r, 5e-7 * r["wall_s"], 0.0)
+
+
+def _slow_average(d):
+    # every timed F2/average at 1 s wall, half of it in the engine: the one point
+    # harness-dominated
+    _engine_bound(d)
+    for r in _m(d, "F2/average")["repetitions"]:
+        r["wall_s"] = 1.0
+        _set_share(r, 0.5)
+
+
+def _engine_bound(d, keep=()):
+    """Every repetition all engine time and a 1 microsecond overhead, except the
+    measurements in `keep` (left harness-dominated)."""
+    for m in (*d["measurements"], *d["baseline"]):
+        if f"{m['table']}/{m['query']}" in keep:
+            continue
+        for r in _reps(m):
+            r["overhead_s"] = 1e-6
+            _set_share(r, r["wall_s"] - (r["commit_decision_s"] or 0.0))
+
+
+def _engine_bound_but(*keep):
+    return lambda d: _engine_bound(d, keep)
+
+
+def _same_expectation_other_rows(d):
+    # F2/select expects and returns 210 rows: only the comparison with F1/select on the
+    # same data (and the re-derivation) can tell
+    m = _m(d, "F2/select")
+    m["expected_rows"] = 210
+    for r in _reps(m):
+        r["rows"] = 210
+
+
+def _other_seed_other_expectation(d):
+    _other_seed(d)
+    _same_expectation_other_rows(d)
+
+
+def _durability(value):
+    def edit(d):
+        d["config"]["durability"] = value
+
+    return edit
+
+
+def _no_update(d):
+    for group in ("measurements", "baseline"):
+        d[group] = [m for m in d[group] if m["query"] != "update"]
+
+
+def _commit_decision(value):
+    def edit(d):
+        _m(d, "F1/update")["repetitions"][2]["commit_decision_s"] = value
+
+    return edit
+
+
 EDITS = {
     # run complete
     "status incomplete, no stop reason": _status_incomplete,
@@ -252,10 +382,14 @@ EDITS = {
     "a blank stop reason": _blank_stop_reason,
     "repetitions back to back (no interleaving)": _not_interleaved,
     "no baseline": _no_baseline,
+    # enough repetitions
+    "5 or 6 timed per measurement": _more_reps({"F1/select": 6}),
+    "5, 6 or 7 timed per measurement": _more_reps({"F1/select": 6, "F2/join": 7}),
     # full scan proven
     "no scan asked for": _no_scan_asked,
     "scan asked for, none recorded": _scan_asked_none_recorded,
     "a scan of another variant": _scan_variant("columns"),
+    "both scans of another variant": _scans_of_another_variant,
     "a partition's rows scanned unrecorded": _rows_scanned(None),
     "a partition scanned one row short": _rows_scanned(9_999),
     "every scan without timed repetitions": _scans_without_reps,
@@ -276,6 +410,7 @@ EDITS = {
     "a cold as-written scan reading nothing": _cold_scan_as_written,
     "the baseline's update read nothing": _baseline_update_read(0),
     "the baseline's update read 1 byte": _baseline_update_read(1),
+    "the baseline's update: its partition read nothing": _baseline_update_partition_read_nothing,
     "a cold repetition without partition samples": _no_partitions,
     "a cold partition's reads unrecorded": _partition_bytes_unrecorded,
     "a cold scan's partitions read exactly the cold minimum": _scan_partition_reads(
@@ -295,6 +430,8 @@ EDITS = {
     ),
     # answers verified
     "another expectation on the same data": _other_expectation,
+    "another expectation on the same data, its rows alike": _same_expectation_other_rows,
+    "another seed and another expectation": _other_seed_other_expectation,
     "a table claiming another seed": _other_seed,
     "an average unrecorded, a later one wrong": _average_unrecorded_then_wrong,
     "an average off by 1e-10": _average_off_by(1e-10),
@@ -303,12 +440,39 @@ EDITS = {
     # engine share
     "overheads of 0 s": _overheads(0.0),
     "overheads of 1 microsecond": _overheads(1e-6),
+    "every point engine-bound": _engine_bound_but(),
+    "four points harness-dominated": _engine_bound_but(
+        "F1/average", "F1/update", "F2/scan", "F2/average"
+    ),
+    "five points harness-dominated": _engine_bound_but(
+        "F1/average", "F1/update", "F2/scan", "F2/average", "F2/select"
+    ),
+    "a share unrecorded, a later one contradicted": _share_unrecorded_then_contradicted,
+    "engine time 1.5x its wall time": _share_edit("F2/average", 1.0, 1.5),
+    "engine time exactly 1 + the tolerance of its wall time": _share_edit(
+        "F2/average", 1.0, 1.0 + SHARE_ABS_TOL
+    ),
+    "a recorded share exactly 1 + the tolerance, its times give 1": _share_edit(
+        "F2/average", 1.0, 1.0, 1.0 + SHARE_ABS_TOL
+    ),
+    "a recorded share 1.00005, its times give 1": _share_edit("F2/average", 1.0, 1.0, 1.00005),
+    "a recorded share off by 5e-5 of itself": _share_off_by(5e-5),
+    "a recorded share off by 2e-4 of itself": _share_off_by(2e-4),
+    "a recorded share 0, its times give 5e-7": _tiny_engine_share,
+    "F2/average at 1 s, half of it in the engine": _slow_average,
+    # durability on
+    "durability not recorded": _durability(""),
+    "durability of another wording": _durability("off"),
+    "no update measured": _no_update,
+    "an update's commit decision unrecorded": _commit_decision(None),
+    "an update's commit decision timed 0 s": _commit_decision(0.0),
 }
 
 
 def _lines(rules) -> list[str]:
     out = []
     for r in rules:
+        assert isinstance(r.ok, bool), r  # JSON says true/false, never null
         figures = "".join(f" [{k}={v:g}]" for k, v in r.figures)
         out.append(f"{r.verdict.upper():10s} {r.name}: {r.detail}{figures}")
     return out
@@ -337,3 +501,39 @@ def test_every_verdict_word_for_word_on_edits_of_one_run():
     if REGEN:
         GOLDEN.write_text(got)
     assert got == GOLDEN.read_text()
+
+
+def _run(edit=None):
+    data = json.loads(BASE.read_text())
+    if edit:
+        edit(data)
+    return runfile.from_dict(data)
+
+
+def test_same_data_takes_the_seed_of_the_measured_table():
+    def seeds(d):
+        (f1,) = [t for t in d["tables"] if t["name"] == "F1"]
+        f1["seed"] = 7
+
+    run = _run(seeds)
+    by_table = {m.table: _same_data(run, m)[2] for m in run.measurements}
+    assert by_table == {"F1": 7, "F2": 1989}
+
+
+def test_averages_of_other_data_are_not_compared():
+    def bigger_f2(d):
+        # F2 as a 30,000-row table: its average is its own, not F1's
+        (t,) = [t for t in d["tables"] if t["name"] == "F2"]
+        t["rows"], t["rows_per_partition"] = 30_000, [15_000, 15_000]
+        for m in d["measurements"]:
+            if m["table"] == "F2":
+                m["rows"] = 30_000
+                for r in _reps(m):
+                    if m["query"] == "average":
+                        r["answer"] = 150.5
+
+    assert _answer_problems(_run()) == []
+    assert _answer_problems(_run(bigger_f2)) == []
+    assert _answer_problems(_run(_average_off_by(1e-8))) == [
+        "F2/average rep 3: average 100.09105100091048, F1/average rep 1 on the same data 100.09105"
+    ]

@@ -316,7 +316,7 @@ def _share_problems(run: Run) -> list[str]:
                 r.engine_share, share, rel_tol=SHARE_REL_TOL, abs_tol=SHARE_ABS_TOL
             ):
                 out.append(
-                    f"{where}: recorded engine share {r.engine_share:.3g}, its times give {share:.3g}"
+                    f"{where}: recorded engine share {r.engine_share:.6g}, its times give {share:.6g}"
                 )
             elif r.engine_share > 1 + SHARE_ABS_TOL:
                 out.append(f"{where}: engine share {r.engine_share:.3g} above 1")
