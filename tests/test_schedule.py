@@ -122,3 +122,53 @@ def test_the_stop_rule_judges_the_block_interval_when_there_are_blocks():
 
 def test_round_seeds_stay_below_two_to_the_31():
     assert schedule.round_seed(3000, 1) == (3000 * 1_000_003 + 1) % 2**31 < 2**31  # not 2**32
+
+
+# --- pinned by mutation testing: the full messages, and the boundaries of the rule
+
+
+def test_stop_messages_name_the_options_in_full():
+    wide = [_m("F", 1, [1.0, 2.0, 0.5, 1.5]), _m("F", 2, [0.5, 1.5, 0.2, 0.9])]
+    assert _stop(wide, 6) == "max reps: 6 rounds (--max-reps 6)"
+    assert _stop(wide, 6, max_flag="--repeat") == "max reps: 6 rounds (--repeat 6)"
+    assert _stop(wide, 4, time_budget_s=5) == (
+        "time budget: 4 rounds in 10 s; another (~1 s) would pass --time-budget 5 s"
+    )
+
+
+def test_a_round_that_would_end_exactly_at_the_budget_still_runs():
+    wide = [_m("F", 1, [1.0, 2.0, 0.5, 1.5]), _m("F", 2, [0.5, 1.5, 0.2, 0.9])]
+    assert _stop(wide, 4, elapsed_s=90, next_round_s=10, time_budget_s=100) == ""
+    later = _stop(wide, 4, elapsed_s=90.5, next_round_s=10, time_budget_s=100)
+    assert later.startswith("time budget: 4 rounds")
+
+
+def test_a_headline_exactly_at_the_target_meets_it():
+    tight = [_m("F", 1, [1.0, 1.01, 0.99, 1.0]), _m("F", 2, [0.5, 0.505, 0.495, 0.5])]
+    (head,) = schedule.headline_ratios(tight)
+    assert (head.kind, head.query, head.P, head.P0) == ("F", "scan", 2, 1)
+    assert 0 < head.half_width < 0.10
+    assert _stop(tight, 4, target_ci=head.half_width).startswith("target CI met")
+    assert _stop(tight, 4, target_ci=head.half_width * 0.999) == ""
+
+
+def test_a_headline_without_an_interval_is_wide():
+    # one repetition a side: a value and no interval, so nothing says it is narrow enough
+    single = [_m("F", 1, [2.0]), _m("F", 2, [1.0])]
+    (head,) = schedule.headline_ratios(single)
+    assert (head.value, head.lo, head.hi, head.half_width) == (2.0, None, None, None)
+    assert _stop(single, 1, min_reps=1) == ""
+
+
+def test_a_block_only_one_side_has_is_left_out_of_the_interval():
+    from wisconsin.analysis import stats
+
+    f1 = _m("F", 1, [2.0, 2.0, 2.04, 2.04, 1.5])
+    f2 = _m("F", 2, [1.0, 1.0, 0.98, 0.98])
+    split = {
+        id(f1): {1: f1.times[:2], 2: f1.times[2:4], 3: f1.times[4:]},  # a third block
+        id(f2): {1: f2.times[:2], 2: f2.times[2:]},
+    }
+    (head,) = schedule.headline_ratios([f1, f2], blocks=lambda m: split[id(m)])
+    want = stats.block_ratio_interval([f1.times[:2], f1.times[2:4]], [f2.times[:2], f2.times[2:]])
+    assert (head.value, head.lo, head.hi) == (want.value, want.lo, want.hi)

@@ -252,3 +252,81 @@ def test_permutation_p_on_empty_single_and_tied_samples():
     assert stats.permutation_p([1.0, 2.0], [3.0]) == pytest.approx(2 / 3)  # 2 of 3 splits
     assert stats.permutation_p([1.0], [1.0]) == 1.0  # a tie: every split is as extreme
     assert stats.permutation_p([1.0, 1.0], [1.0, 1.0]) == 1.0
+
+
+# --- pinned by mutation testing, second pass: warnings, float32 input, exact boundaries
+
+
+@pytest.mark.filterwarnings("error")
+def test_one_value_a_side_and_identical_repetitions_print_no_numpy_warning():
+    # One repetition has no variance to take; identical repetitions make the Welch degrees
+    # of freedom 0/0. Neither may print a RuntimeWarning into a report.
+    for num, den in (([1.0], [1.0, 2.0]), ([1.0, 2.0], [1.0])):
+        assert np.isnan(stats.log_t_ratio(np.array(num), np.array(den))[1])
+    c, h = stats.log_t_ratio(np.array([2.0, 2.0, 2.0]), np.array([1.0, 1.0]))
+    assert c == pytest.approx(np.log(2.0)) and h == 0.0
+    rows = stats.log_t_ratio(np.array([[2.0, 2.0], [1.0, 3.0]]), np.array([[1.0, 1.0], [1.0, 2.0]]))
+    assert rows[1][0] == 0.0 and rows[1][1] > 0
+
+
+def test_float32_times_are_computed_in_double_precision():
+    runs_a = [[1.1, 1.3, 1.2], [1.25, 1.15, 1.2]]
+    runs_b = [[0.7, 0.6, 0.65], [0.61, 0.66, 0.7]]
+
+    def f32(runs):
+        return [np.asarray(r, dtype=np.float32) for r in runs]
+
+    def f64(runs):  # the same values, exactly, as float64
+        return [r.astype(float) for r in f32(runs)]
+
+    assert stats.ratio_interval(f32(runs_a), f32(runs_b)) == stats.ratio_interval(
+        f64(runs_a), f64(runs_b)
+    )
+    assert stats.time_interval(f32(runs_a)) == stats.time_interval(f64(runs_a))
+    # 3 vs 3 fully separated: 2 of 20 splits. Means taken in float32 would lose the
+    # observed split itself (a p of 0, which an exact test cannot give).
+    lo, hi = np.float32([0.1, 0.2, 0.3]), np.float32([0.4, 0.5, 0.6])
+    assert stats.permutation_p(lo, hi) == pytest.approx(0.1)
+    assert stats.permutation_p(hi, lo) == pytest.approx(0.1)
+
+
+def test_wide_means_wider_than_the_fraction_not_as_wide(monkeypatch):
+    # Every run's (and block's) ratio is exactly 1, so the interval on log means is [1, 1];
+    # the ratio of medians is 2/1 and the interval is widened to hold it: [1, 2], exactly
+    # half the value wide. At a fraction of one half that is not wider.
+    num, den = [[1.0, 1.0], [3.0, 3.0]], [[1.0, 1.0, 1.0, 1.0], [3.0, 3.0]]
+    monkeypatch.setattr(stats, "WIDE_FRACTION", 0.5)
+    for iv in (stats.ratio_interval(num, den), stats.block_ratio_interval(num, den)):
+        assert (iv.value, iv.lo, iv.hi, iv.wide) == (2.0, 1.0, 2.0, False)
+    monkeypatch.setattr(stats, "WIDE_FRACTION", 0.4999)
+    assert stats.ratio_interval(num, den).wide and stats.block_ratio_interval(num, den).wide
+
+
+def test_a_block_interval_wider_than_the_fraction_is_wide():
+    iv = stats.block_ratio_interval([[2.0], [3.0], [2.5]], [[1.0], [1.0], [1.0]])
+    assert iv.value == 2.5 and iv.hi - iv.lo > stats.WIDE_FRACTION * iv.value and iv.wide
+
+
+@pytest.mark.parametrize(
+    "num, den",
+    [([], []), ([[1.0], []], [[1.0], [1.0]]), ([[1.0]], [[]]), ([[1.0], [1.1]], [[1.0]])],
+)
+def test_block_ratio_interval_refuses_missing_blocks_by_name(num, den):
+    with pytest.raises(
+        ValueError, match=r"^block_ratio_interval needs the same blocks \(>= 1 value each\) a side$"
+    ):
+        stats.block_ratio_interval(num, den)
+
+
+def test_permutation_p_with_two_a_side_is_scipys_doubled_one_sided_p():
+    # The 10 splits of {1, 2, 3, 4, 10} into 2 and 3: the observed (1, 2) has the lowest
+    # difference of means, -25/6, so the one-sided p is 1/10 and the two-sided 2/10.
+    # Counting |difference| >= 25/6 instead would also take (3, 10) and (4, 10): 3/10.
+    assert stats.permutation_p([1.0, 2.0], [3.0, 4.0, 10.0]) == pytest.approx(0.2)
+
+
+def test_permutation_p_is_exact_up_to_its_permutations():
+    # 8 and 8: C(16, 8) = 12,870 splits, fewer than PERMUTATIONS, so every split is taken
+    # and the two fully separated ones give 2/12,870 (9,999 draws could not go below 2e-4).
+    a, b = np.arange(1.0, 9.0), np.arange(20.0, 28.0)
+    assert stats.permutation_p(a, b) == pytest.approx(2 / 12870)
