@@ -167,7 +167,8 @@ def bench(
     time remains.
 
     With --workload debitcredit: OLTP scaleup at P = 1, 2, 4, ... up to the usable cores (or
-    --partitions); per P one closed window and the stepped open curve of --step-seconds each.
+    --partitions); per P one closed window and the stepped open curve of --step-seconds each
+    (a closed window judged unsteady is measured again, once).
     """
 
     if workload == "debitcredit":

@@ -186,20 +186,43 @@ def _steps_named(result, steps) -> str:
     return ", ".join(f"{_where(s)}: {metrics.steadiness(s).why}" for s in steps)
 
 
+def _retry_problems(run, attempts: dict) -> list[str]:
+    """A closed window is measured again only after an unsteady one, at most
+    Config.closed_retries times: no picking the best of several."""
+    allowed = 1 + run.config.closed_retries
+    out = []
+    for rep, steps in attempts.items():
+        if len(steps) > allowed:
+            out.append(f"closed r{rep}: measured {len(steps)} times, the run allows {allowed}")
+        for before in steps[:-1]:
+            if metrics.steadiness(before).steady is not False:
+                out.append(f"closed r{rep}: measured again after a window not judged unsteady")
+    return out
+
+
 def rule_steady(run, result) -> Rule:
-    """Most closed steps (the peak's repeats) are steady; the unsteady ones are named."""
+    """Most closed windows (the peak's repeats, each its last attempt) are steady; a window
+    measured again followed an unsteady one; the unsteady steps are named."""
     name = f"P={result.partitions} steady"
     verdicts = [(s, metrics.steadiness(s)) for s in result.steps]
-    closed = [(s, v) for s, v in verdicts if s.mode == "closed"]
-    closed_bad = [s for s, v in closed if not v.steady]
+    attempts = metrics.closed_attempts(result)
     steady = sum(bool(v.steady) for _, v in verdicts)
-    if not closed:
+    if not attempts:
         return Rule(name, False, "no closed step measured the peak")
-    if 2 * len(closed_bad) > len(closed):  # the peak would rest on a minority of its repeats
+    retried = _retry_problems(run, attempts)
+    if retried:
+        return Rule(
+            name, False, "closed steps measured again against the rule: " + summary(retried)
+        )
+    closed_bad = [s[-1] for s in attempts.values() if not metrics.steadiness(s[-1]).steady]
+    if 2 * len(closed_bad) > len(attempts):  # the peak would rest on a minority of its repeats
+        again = sum(len(s) - 1 for s in attempts.values())
         return Rule(
             name,
             False,
-            f"{len(closed_bad)} of {len(closed)} closed (peak) steps not steady: "
+            f"{len(closed_bad)} of {len(attempts)} closed (peak) steps not steady"
+            + (f" ({again} measured again)" if again else "")
+            + ": "
             + _steps_named(result, closed_bad),
         )
     other = [s for s, v in verdicts if not v.steady]

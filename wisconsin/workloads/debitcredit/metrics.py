@@ -244,6 +244,16 @@ def rule_tps(result: PartitionResult, share: float, limit_s: float) -> Interval:
     return steps_interval(list(headline_steps(result, share, limit_s).values()))
 
 
+def closed_attempts(result: PartitionResult) -> dict[int, list[Step]]:
+    """Each repeat's closed windows in the order measured: the first, then one more for
+    each window before it that was unsteady (Config.closed_retries at most)."""
+    out: dict[int, list[Step]] = {}
+    for s in result.steps:
+        if s.mode == "closed":
+            out.setdefault(s.repeat, []).append(s)
+    return out
+
+
 def peak_tps(result: PartitionResult) -> Interval:
     """Delivered tps of the steady closed N-stream steps (one per repeat)."""
     return steps_interval([s for s in result.steps if s.mode == "closed" and steadiness(s).steady])

@@ -112,6 +112,8 @@ class Config:
     data_dir: str
     durability: str
     closed_step_s: float | None = None  # the closed (peak) windows; None: step_s (older files)
+    # an unsteady closed window is measured again, at most this many more times (older files: 0)
+    closed_retries: int = 0
 
     @property
     def closed_s(self) -> float:
