@@ -137,7 +137,10 @@ def test_permutation_p_with_one_repetition_a_side_enumerates_its_few_splits():
 
     assert permutation_p([1.0], [2.0]) == 1.0  # two splits, equally extreme
     assert permutation_p([1.0], [2.0, 3.0]) == pytest.approx(2 / 3)  # {1} and {3} as extreme
-    assert permutation_p([5.0], [1.0, 1.1, 1.2, 0.9]) == pytest.approx(1 / 5)
+    # scipy's two-sided p at every size: twice the one-sided 1/5, not the 1/5 of
+    # |difference| >= |observed| (the splits' differences are not symmetric here)
+    assert permutation_p([5.0], [1.0, 1.1, 1.2, 0.9]) == pytest.approx(2 / 5)
+    assert permutation_p([1.0, 1.1, 1.2, 0.9], [5.0]) == pytest.approx(2 / 5)
 
 
 def test_the_t_intervals_have_their_exact_widths():
