@@ -171,8 +171,9 @@ def test_force_compares_anyway():
 def test_compare_files_errors(tmp_path):
     with pytest.raises(WisconsinError, match="version 99"):
         compare_files(FIX / "run_a.json", FIX / "bad_version.json")
-    with pytest.raises(WisconsinError, match="unknown compare format"):
+    with pytest.raises(WisconsinError) as info:
         compare_files(FIX / "run_a.json", FIX / "run_b.json", fmt="csv")
+    assert str(info.value) == "unknown compare format 'csv' (choose text, markdown, json)"
 
 
 def _cli(*args):
@@ -505,6 +506,10 @@ def test_unequal_pools_of_one_block_runs_are_compared_pooled(ab):
     a, b = ab
     a2 = dataclasses.replace(a, started_utc="2025-01-03T00:00:00Z")
     c = compare_runs([a, a2], b)
+    assert c.a == (
+        "2 runs pooled (2025-01-01T00:00:00Z, 2025-01-03T00:00:00Z), shared-nothing on "
+        "fixture-host, DuckDB 2.0.0, 5 reps"
+    )
     upd = [r for r in c.rows if r.query == "update"]
     assert upd and all(r.reps_a == 2 * r.reps_b for r in upd)
     assert all(r.time_ratio.lo < r.time_ratio.value < r.time_ratio.hi for r in upd)
@@ -588,3 +593,282 @@ def test_an_ab_file_reads_as_pinned(tmp_path):
         tmp_path / "x-ab.json",
     )  # fmt: skip
     _golden("compare_ab_file.txt", compare_ab_file(path))
+
+
+# --- pinned by mutation testing: compare and compare_curves survivors
+
+
+def _row(**kw):
+    """A comparison row built by hand (the renderer's input, no run measured)."""
+    from wisconsin.analysis.metrics import Ratio
+    from wisconsin.workloads.wisconsin.compare import Row
+
+    base = dict(
+        query="scan",
+        kind="F",
+        table="F2",
+        P=2,
+        reps_a=5,
+        reps_b=5,
+        time_a=1.0,
+        time_b=1.0,
+        time_ratio=Ratio(1.0, 0.9, 1.1, False),
+        ratio_a=Ratio(1.0, None, None, False),
+        ratio_b=Ratio(1.0, None, None, False),
+        p_value=0.5,
+        significant=False,
+        p_holm=1.0,
+    )
+    return Row(**{**base, **kw})
+
+
+def test_a_hand_built_comparison_reads_word_for_word():
+    """Every part of the text from a Comparison built by hand: a point of 2 blocks a side
+    counts as tested on blocks; the slowdown note names the median and the range of the
+    points' detectable ratios; a point of one block a side (5 vs 3 repetitions: C(8, 3) =
+    56 splits, so p can reach 2/56 < 0.05) needs no note about too few repetitions, nor
+    does a point on blocks with 2 repetitions a side; a query without a label keeps its
+    name; a missing speedup is '-'."""
+    from wisconsin.analysis.metrics import Ratio
+    from wisconsin.workloads.wisconsin.compare import Comparison
+    from wisconsin.workloads.wisconsin.compare_curves import CurveRow, RatioOfRatios
+
+    rows = (
+        _row(reps_a=2, reps_b=2, time_b=1.5, time_ratio=Ratio(1.5, 1.4, 1.6, False),
+             p_value=0.001, p_holm=0.004, significant=True, blocks_a=2, blocks_b=2,
+             detectable=1.05),
+        _row(table="F4", P=4, time_a=0.5, time_b=0.5, ratio_a=Ratio(2.0, 1.9, 2.1, False),
+             ratio_b=Ratio(2.0, 1.8, 2.2, False), blocks_a=3, blocks_b=3, detectable=1.2),
+        _row(query="update", time_a=0.25, time_b=0.25, blocks_a=4, blocks_b=4,
+             detectable=1.1),
+        _row(query="custom", reps_b=3, time_b=0.8, time_ratio=Ratio(0.8, 0.7, 0.9, False),
+             ratio_a=None, ratio_b=None, p_value=0.036, p_holm=0.108),
+    )  # fmt: skip
+    curve = CurveRow("F scan", "F", "scan", "", points=2, blocks_a=3, blocks_b=3,
+                     time_ratio=Ratio(1.2, 1.1, 1.3, False), p_value=0.01, p_holm=0.04,
+                     significant=True)  # fmt: skip
+    c = Comparison(
+        a="run A",
+        b="run B",
+        differences=(),
+        rows=rows,
+        context=("host: x in A, y in B",),
+        verdict="B slower",
+        geomean=Ratio(1.2**0.25, None, None, False),
+        curves=(curve,),
+        speedup_ratios=(
+            RatioOfRatios("scan", "F4", 4, Ratio(1.0, 0.9, 1.1, False), 0.9, 3, 3),
+            RatioOfRatios("custom", "F4", 4, Ratio(0.5, 0.4, 0.6, False), 0.02, 3, 3),
+        ),
+    )
+    _golden("compare_by_hand.txt", render_comparison(c))
+
+
+def _notes(rows, paired=False, verdict="B slower") -> list[str]:
+    """The paragraphs of a hand-built comparison's text after its points table."""
+    from wisconsin.workloads.wisconsin.compare import Comparison
+
+    c = Comparison("run A", "run B", (), tuple(rows), verdict=verdict, paired=paired)
+    text = render_comparison(c)
+    return text[text.index("T: median seconds") :].splitlines()[1:]
+
+
+def test_the_notes_on_blocks_and_repetitions():
+    from wisconsin.analysis.metrics import Ratio
+
+    # points on blocks whose intervals have no width: no detectable slowdown to name
+    flat = Ratio(1.0, 1.0, 1.0, False)
+    assert _notes([_row(blocks_a=3, blocks_b=3, time_ratio=flat)], paired=True) == [
+        "1 points are tested on blocks (Welch t on the blocks' log median times; T_B/T_A's "
+        "95% interval likewise), so run-to-run variation is in the test; A and B alternated "
+        "block by block in one session (an A/B file)."
+    ]
+    # 1 vs 39 repetitions: the most extreme of C(40, 1) = 40 splits gives p = 2/40 = 0.05,
+    # which is not below 0.05
+    notes = _notes([_row(reps_a=1, reps_b=39)])
+    assert notes[-1] == (
+        "Some rows have too few repetitions for any split to reach p < 0.05: add "
+        "repetitions to detect a difference there."
+    )
+    assert len(notes) == 2 and notes[0].startswith("1 points have one block on a side")
+    # 2 vs 40: 2/41 < 0.05
+    assert len(_notes([_row(reps_a=2, reps_b=40)])) == 1
+
+
+def test_no_common_point_reads_without_a_geometric_mean():
+    from wisconsin.workloads.wisconsin.compare import Comparison
+
+    c = Comparison("run A", "run B", (), (), verdict="cannot tell apart", paired=True)
+    lines = render_comparison(c).splitlines()
+    assert lines[4] == (
+        "Verdict: cannot tell apart (0 of 0 points and 0 of 0 curves differ after Holm's "
+        "correction)"
+    )
+
+
+def test_the_overall_verdict_from_significant_points_and_curves():
+    """A significant point at exactly T_B/T_A = 1 is neither slower nor faster; a slower
+    and a faster one together are mixed."""
+    from types import SimpleNamespace as NS
+
+    from wisconsin.analysis.metrics import Ratio
+    from wisconsin.workloads.wisconsin.compare import overall_verdict
+
+    def pt(value, significant=True):
+        return NS(significant=significant, time_ratio=Ratio(value, None, None, False))
+
+    assert overall_verdict([pt(1.2), pt(0.8)]) == "mixed"
+    assert overall_verdict([pt(1.2), pt(1.0)]) == "B slower"
+    assert overall_verdict([pt(0.8), pt(1.0)]) == "B faster"
+    assert overall_verdict([pt(1.2, False), pt(0.8, False)]) == "cannot tell apart"
+
+
+def test_context_names_every_setting_that_differs():
+    from wisconsin.workloads.wisconsin.compare import context_differences
+
+    a = make_run(reps=2)
+    a = dataclasses.replace(a, config=dataclasses.replace(a.config, cache="warm"))
+    b = dataclasses.replace(
+        a,
+        environment=dataclasses.replace(
+            a.environment, tool_version="0.2.0", git_commit="1111111", hostname="other"
+        ),
+        config=dataclasses.replace(
+            a.config, mode="shared-memory", threads_per_worker=4, cache="cold",
+            scan_variant="other-scan",
+        ),
+    )  # fmt: skip
+    assert context_differences(a, b) == [
+        "tool version: 0.1.0 in A, 0.2.0 in B",
+        "git commit: 0000000fixture in A, 1111111 in B",
+        "host: fixture-host in A, other in B",
+        "mode: shared-nothing in A, shared-memory in B",
+        "threads per worker: 1 in A, 4 in B",
+        "cache: warm in A, cold in B",
+        "scan variant: full-row in A, other-scan in B",
+    ]
+
+
+def test_detectable_on_two_blocks_a_side_by_the_cauchy_quantiles():
+    """Two blocks a side: df = 1, where Student's t is Cauchy, t.ppf(q) = tan(pi (q - 1/2)).
+    At level 0.05 the detectable ratio is the interval's geometric half-width sqrt(hi/lo);
+    at 0.05/4 (a family of 4) it is that half-width scaled by tan(0.49375 pi)/tan(0.475 pi).
+    An interval without a bound gives none."""
+    import math
+
+    from wisconsin.analysis.metrics import Ratio
+    from wisconsin.workloads.wisconsin.compare import _detectable
+
+    row = _row(time_ratio=Ratio(1.1, 1.0, 1.21, False), blocks_a=2, blocks_b=2)
+    assert _detectable(row, 0.05) == pytest.approx(1.1, rel=1e-9)
+    scale = math.tan(math.pi * 0.49375) / math.tan(math.pi * 0.475)
+    assert _detectable(row, 0.05 / 4) == pytest.approx(math.exp(math.log(1.1) * scale))
+    for lo, hi in ((None, 1.21), (1.0, None), (0.0, 1.21)):
+        bare = dataclasses.replace(row, time_ratio=Ratio(1.1, lo, hi, False))
+        assert _detectable(bare, 0.05) is None
+
+
+def test_a_tight_threefold_slowdown_is_not_wide():
+    """'wide': an interval wider than 10% of its value. B 3x slower with tight blocks: the
+    point's interval and its curve's (about 3 +- 2%) are narrow."""
+    from wisconsin.workloads.wisconsin.compare_curves import welch
+
+    rng = np.random.default_rng(4)
+    a = _block_run(rng, blocks=6, spread=0.01)
+    b = _slower_level(_block_run(rng, blocks=6, spread=0.01, start="B"), 3.0)
+    c = compare_runs(a, b, paired=True)
+    for r in (*c.rows, *c.curves):
+        t = r.time_ratio
+        assert 2.8 < t.value < 3.2 and t.hi - t.lo < 0.2 and not t.wide, r
+    r, _ = welch([0.0, 0.01, 0.02], [np.log(3), np.log(3) + 0.01, np.log(3) + 0.03])
+    assert r.value == pytest.approx(3 * np.exp(0.01 / 3)) and not r.wide
+
+
+def test_welch_with_equal_spreads_on_both_sides_is_scipys_welch():
+    from scipy import stats as sps
+
+    from wisconsin.workloads.wisconsin.compare_curves import welch
+
+    la, lb = [0.0, 0.2, 0.4], [0.1, 0.3, 0.5]  # same variance, B 0.1 higher
+    r, p = welch(la, lb)
+    assert p == pytest.approx(sps.ttest_ind(lb, la, equal_var=False).pvalue, rel=1e-9)
+    assert 0.5 < p < 1 and r.lo < 1 < r.hi
+
+
+def test_block_logs_skip_a_run_without_the_point_and_go_on():
+    """Three runs of one side, the middle one without F2's scan: the blocks of the first
+    and the third, keyed by run index, each its log time (one repetition a block)."""
+    from wisconsin.workloads.wisconsin.compare_curves import block_logs
+
+    rng = np.random.default_rng(2)
+    first, third = _block_run(rng, blocks=2), _block_run(rng, blocks=2)
+    middle = dataclasses.replace(
+        first,
+        measurements=tuple(m for m in first.measurements if (m.table, m.query) != ("F2", "scan")),
+    )
+    got = block_logs([first, middle, third], "F2", "scan")
+    want = {
+        (i, k + 1): np.log(rep.wall_s)
+        for i, run in ((0, first), (2, third))
+        for k, rep in enumerate(run.measurement("F2", "scan").repetitions)
+    }
+    assert got == pytest.approx(want) and set(got) == {(0, 1), (0, 2), (2, 1), (2, 2)}
+
+
+def test_no_curve_when_only_one_side_has_blocks():
+    rng = np.random.default_rng(8)
+    a = _block_run(rng, blocks=3)
+    b = dataclasses.replace(_block_run(rng, blocks=3, start="B"), rounds=())  # one block
+    c = compare_runs(a, b)
+    assert {(r.blocks_a, r.blocks_b) for r in c.rows} == {(3, 1)}
+    assert c.curves == () and c.speedup_ratios == ()
+
+
+def test_curves_of_a_kind_measured_at_one_p_only():
+    """One table (F2) of two queries in blocks: a curve per query over its one point and
+    one for the table; no ratio of speedups (no P above P0)."""
+    rng = np.random.default_rng(9)
+
+    def run(start):
+        t = {("F", 2, q): list(np.exp(rng.normal(0, 0.05, 3))) for q in ("scan", "update")}
+        return _blocked(dataclasses.replace(run_from_times(t), started_utc=start))
+
+    c = compare_runs(run("2025-01-01T00:00:00Z"), run("2025-01-01T01:00:00Z"))
+    assert [(r.label, r.points, r.blocks_a, r.blocks_b) for r in c.curves] == [
+        ("F scan", 1, 3, 3),
+        ("F update", 1, 3, 3),
+        ("F2", 2, 3, 3),
+    ]
+    assert c.speedup_ratios == ()
+
+
+def test_a_query_the_paper_does_not_name_sorts_after_its_five():
+    times = {("F", P, q): [1.0 / P] * 3 for P in (1, 2) for q in ("zz-custom", "join", "scan")}
+    c = compare_runs(run_from_times(times), run_from_times(times))
+    assert [(r.query, r.P) for r in c.rows] == [
+        ("scan", 1),
+        ("scan", 2),
+        ("join", 1),
+        ("join", 2),
+        ("zz-custom", 1),
+        ("zz-custom", 2),
+    ]
+
+
+def test_an_ab_files_sides_are_compared_as_if_forced(tmp_path):
+    """An A/B file's sides may differ by design (here the seed): compare and its gate read
+    it without --force and name the difference."""
+    from wisconsin.runfiles import abfile
+    from wisconsin.workloads.wisconsin.compare import ab_slower_than, compare_ab_file
+
+    rng = np.random.default_rng(5)
+    a = _block_run(rng, blocks=3, spread=0.01)
+    b = _block_run(rng, blocks=3, spread=0.01, start="B")
+    b = dataclasses.replace(b, config=dataclasses.replace(b.config, seed=7))
+    path = abfile.save(
+        abfile.ABRun("2025-01-01T00:00:00Z", "2025-01-01T01:00:00Z", "", "--x", ("A", "B"),
+                     (a,), (b,), "3 blocks a side"),
+        tmp_path / "x-ab.json",
+    )  # fmt: skip
+    assert re.search(r"FORCED: +seed differs: 42 in A, 7 in B", compare_ab_file(path))
+    assert ab_slower_than(path, 10.0) == ""
