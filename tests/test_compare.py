@@ -872,3 +872,11 @@ def test_an_ab_files_sides_are_compared_as_if_forced(tmp_path):
     )  # fmt: skip
     assert re.search(r"FORCED: +seed differs: 42 in A, 7 in B", compare_ab_file(path))
     assert ab_slower_than(path, 10.0) == ""
+
+
+def test_a_significant_point_at_a_ratio_of_exactly_one_is_neither_slower_nor_faster():
+    from wisconsin.workloads.wisconsin.compare import _verdict_of
+
+    assert _verdict_of(True, 1.0) == "cannot tell apart"  # as overall_verdict counts it
+    assert (_verdict_of(True, 1.01), _verdict_of(True, 0.99)) == ("B slower", "B faster")
+    assert _verdict_of(False, 2.0) == "cannot tell apart"

@@ -491,7 +491,9 @@ def _curve_tables(c: Comparison) -> list:
 
 
 def _verdict_of(significant: bool, ratio: float) -> str:
-    if not significant:
+    """A point's word; a ratio of exactly 1 is neither slower nor faster (as overall_verdict
+    counts it), whatever the block test says."""
+    if not significant or ratio == 1:
         return "cannot tell apart"
     return "B slower" if ratio > 1 else "B faster"
 
