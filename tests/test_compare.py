@@ -880,3 +880,55 @@ def test_a_significant_point_at_a_ratio_of_exactly_one_is_neither_slower_nor_fas
     assert _verdict_of(True, 1.0) == "cannot tell apart"  # as overall_verdict counts it
     assert (_verdict_of(True, 1.01), _verdict_of(True, 0.99)) == ("B slower", "B faster")
     assert _verdict_of(False, 2.0) == "cannot tell apart"
+
+
+def test_a_pool_of_two_configurations_is_refused_word_for_word(ab):
+    a, b = ab
+    other_a = dataclasses.replace(a, config=dataclasses.replace(a.config, seed=a.config.seed + 1))
+    msg = (
+        "the runs pooled as {} are not of one configuration (machine, mode, tables, seed, "
+        "cache): compare them one at a time"
+    )
+    for pools, side in ((([a, other_a], b), "A"), ((a, [b, other_a]), "B")):
+        with pytest.raises(WisconsinError) as err:
+            compare_runs(*pools)
+        assert str(err.value) == msg.format(side)
+
+
+def test_differences_name_a_table_only_in_b_and_a_table_seed():
+    a, b = load(FIX / "run_a.json"), load(FIX / "run_b.json")
+    fewer = dataclasses.replace(a, tables=a.tables[:1])
+    only_b = sorted(t.name for t in b.tables if t.name != a.tables[0].name)
+    assert f"tables differ: only in A -, only in B {only_b}" in differences_text(fewer, b)
+    first = b.tables[0]
+    reseeded = dataclasses.replace(
+        b, tables=(dataclasses.replace(first, seed=first.seed + 7), *b.tables[1:])
+    )
+    assert (
+        f"table {first.name} seed differs: {first.seed} in A, {first.seed + 7} in B"
+        in differences_text(a, reseeded)
+    )
+
+
+def test_a_ratio_of_speedups_skips_a_query_it_cannot_judge_and_goes_on():
+    """At P = 2 the scan (sorted first) is missing from B, or measured in one block only:
+    no ratio for it, and the update's ratio still comes."""
+    from wisconsin.workloads.wisconsin.compare_curves import ratio_of_ratios
+
+    rng = np.random.default_rng(11)
+
+    def run(drop=None, one=None):
+        t = {
+            ("F", P, q): list(np.exp(rng.normal(-P / 2, 0.05, 3)))
+            for P in (1, 2)
+            for q in ("scan", "update")
+        }
+        t.pop(drop, None)
+        if one:
+            t[one] = t[one][:1]
+        return _blocked(run_from_times(t))
+
+    a = run()
+    for b in (run(drop=("F", 2, "scan")), run(one=("F", 2, "scan"))):
+        got = ratio_of_ratios([a], [b])
+        assert [(r.query, r.table, r.P) for r in got] == [("update", "F2", 2)]
