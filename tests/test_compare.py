@@ -932,3 +932,52 @@ def test_a_ratio_of_speedups_skips_a_query_it_cannot_judge_and_goes_on():
     for b in (run(drop=("F", 2, "scan")), run(one=("F", 2, "scan"))):
         got = ratio_of_ratios([a], [b])
         assert [(r.query, r.table, r.P) for r in got] == [("update", "F2", 2)]
+
+
+def test_runs_not_comparable_name_every_difference_in_one_line(ab):
+    from wisconsin.workloads.wisconsin.compare import differences
+
+    a, b = ab
+    other = dataclasses.replace(
+        b, config=dataclasses.replace(b.config, seed=b.config.seed + 1), tables=b.tables[:1]
+    )
+    diffs = differences(a, other)
+    assert len(diffs) >= 2
+    with pytest.raises(WisconsinError) as err:
+        compare_runs(a, other)
+    assert str(err.value) == (
+        "runs are not comparable: " + "; ".join(diffs) + " (use --force to compare anyway)"
+    )
+
+
+def test_a_point_one_side_lacks_is_left_out_and_the_rest_compared():
+    rng = np.random.default_rng(13)
+    a, b = _block_run(rng), _block_run(rng, start="B")
+    first = a.measurements[0]
+    lacking = dataclasses.replace(
+        b,
+        measurements=tuple(
+            m for m in b.measurements if (m.table, m.query) != (first.table, first.query)
+        ),
+    )
+    got = {(r.table, r.query) for r in compare_runs(a, lacking).rows}
+    assert got == {(m.table, m.query) for m in a.measurements} - {(first.table, first.query)}
+    assert len(got) == 3
+
+
+def test_two_blocks_a_side_take_the_block_test():
+    """Two blocks is the fewest the block test takes (a Welch test on each side's block
+    log medians); one block falls back to the repetitions' permutation test."""
+    from wisconsin.workloads.wisconsin.compare import _block_test, run_to_run_var
+
+    rng = np.random.default_rng(14)
+    a, b = _block_run(rng, blocks=2), _block_run(rng, blocks=2, start="B")
+    rows = compare_runs(a, b).rows
+    assert len(rows) == 4
+    for r in rows:
+        ma, mb = a.measurement(r.table, r.query), b.measurement(r.table, r.query)
+        ba, bb = list(a.times_by_block(ma).values()), list(b.times_by_block(mb).values())
+        assert (len(ba), len(bb), r.blocks_a, r.blocks_b) == (2, 2, 2, 2)
+        ratio, p = _block_test(ba, bb, ma.times, mb.times, run_to_run_var(1, 1, False))
+        assert (r.time_ratio, r.p_value) == (ratio, p)
+        assert p != permutation_p(ma.times, mb.times)
