@@ -981,3 +981,14 @@ def test_two_blocks_a_side_take_the_block_test():
         ratio, p = _block_test(ba, bb, ma.times, mb.times, run_to_run_var(1, 1, False))
         assert (r.time_ratio, r.p_value) == (ratio, p)
         assert p != permutation_p(ma.times, mb.times)
+
+
+def test_a_point_whose_holm_p_is_exactly_alpha_is_not_significant():
+    """One repetition against 39, the one the slowest: the permutation p is 2/40 = 0.05,
+    exactly alpha, and Holm over one point leaves it there: not below alpha."""
+    a = run_from_times({("F", 1, "scan"): [2.0]})
+    b = run_from_times({("F", 1, "scan"): [1.0 + i / 100 for i in range(39)]})
+    c = compare_runs(dataclasses.replace(a, started_utc="2025-01-01T00:00:00Z"), b)
+    (row,) = c.rows
+    assert (row.p_value, row.p_holm, row.significant) == (0.05, 0.05, False)
+    assert c.curves == () and c.verdict == "cannot tell apart"
