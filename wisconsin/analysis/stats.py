@@ -189,9 +189,8 @@ def permutation_p(a: Sequence[float], b: Sequence[float]) -> float:
             inside = np.zeros(z.size, dtype=bool)
             inside[list(idx)] = True
             null.append(z[inside].mean() - z[~inside].mean())
-        tol = abs(observed) * 1e-12
-        less = np.mean(np.asarray(null) <= observed + tol)
-        greater = np.mean(np.asarray(null) >= observed - tol)
+        tol, null = abs(observed) * 1e-12, np.asarray(null)
+        less, greater = np.mean(null <= observed + tol), np.mean(null >= observed - tol)
         return float(min(1.0, 2 * min(less, greater)))
 
     def diff(u, v, axis):

@@ -273,16 +273,12 @@ def holm(ps: Sequence[float]) -> list[float]:
 
 
 def overall_verdict(rows: Sequence[Row | CurveRow]) -> str:
-    """From every significant point and curve (Row or CurveRow)."""
-    slower = [r for r in rows if r.significant and r.time_ratio.value > 1]
-    faster = [r for r in rows if r.significant and r.time_ratio.value < 1]
-    if slower and faster:
+    """From every point's and curve's own word (Row or CurveRow: _verdict_of)."""
+    words = {_verdict_of(r.significant, r.time_ratio.value) for r in rows}
+    words.discard("cannot tell apart")
+    if len(words) > 1:
         return "mixed"
-    if slower:
-        return "B slower"
-    if faster:
-        return "B faster"
-    return "cannot tell apart"
+    return words.pop() if words else "cannot tell apart"
 
 
 def _geomean(rows: Sequence[Row]) -> Ratio | None:
@@ -491,8 +487,8 @@ def _curve_tables(c: Comparison) -> list:
 
 
 def _verdict_of(significant: bool, ratio: float) -> str:
-    """A point's word; a ratio of exactly 1 is neither slower nor faster (as overall_verdict
-    counts it), whatever the block test says."""
+    """A point's or curve's word (overall_verdict combines them); a ratio of exactly 1 is
+    neither slower nor faster, whatever the block test says."""
     if not significant or ratio == 1:
         return "cannot tell apart"
     return "B slower" if ratio > 1 else "B faster"
