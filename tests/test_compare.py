@@ -992,3 +992,21 @@ def test_a_point_whose_holm_p_is_exactly_alpha_is_not_significant():
     (row,) = c.rows
     assert (row.p_value, row.p_holm, row.significant) == (0.05, 0.05, False)
     assert c.curves == () and c.verdict == "cannot tell apart"
+
+
+def test_a_point_of_a_kind_without_a_ratio_is_compared_on_its_times(ab):
+    """A table kind other than F and G has no speedup or scaleup (metrics.series skips it):
+    its rows still compare the times, with no ratio on either side."""
+
+    def other_kind(run):
+        ms = tuple(
+            dataclasses.replace(m, kind="X") if m.table == "F2" else m for m in run.measurements
+        )
+        return dataclasses.replace(run, measurements=ms)
+
+    c = compare_runs(*(other_kind(r) for r in ab))
+    odd = [r for r in c.rows if r.table == "F2"]
+    assert odd and all(r.ratio_a is None and r.ratio_b is None for r in odd)
+    assert all(r.time_ratio.value > 0 for r in odd)
+    assert "F2" in render_comparison(c, "text")  # a row without ratios still renders
+    assert all(r.ratio_a is not None and r.ratio_b is not None for r in c.rows if r.table != "F2")
