@@ -435,16 +435,27 @@ def test_bench_end_to_end_tiny(tmp_path):
     assert r.exit_code == 0 and "reused F1, F2, G1, G2" in r.output
     assert len(list((tmp_path / "runs").glob("*.report.html"))) == 2
     assert not [p for p in (tmp_path / "runs").iterdir() if ".tmp" in p.name]
-    # A page the user has under the report's name is never replaced; the run file is kept.
+    # A page the user has under the report's name is never replaced, and bench says so
+    # before it builds or measures anything (not after minutes of measuring).
     mine = tmp_path / "runs" / "mine.report.html"
     mine.write_text("my page")
+    before = sorted(p.name for p in (tmp_path / "runs").iterdir())
     r = invoke(
         "bench", "--preset", "tiny", "--partitions", "1,2", "--repeat", "1",
         "--data", tmp_path / "data", "--out", tmp_path / "runs" / "mine.json",
         "--mode", "shared-memory", "--quiet",
     )  # fmt: skip
     one_line_error(r, "mine.report.html already exists; not overwriting it")
-    assert mine.read_text() == "my page" and (tmp_path / "runs" / "mine.json").is_file()
+    assert mine.read_text() == "my page"
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == before
+    # the same for a run file already there (its text report absent)
+    (tmp_path / "runs" / "old.json").write_text("{}")
+    r = invoke(
+        "bench", "--preset", "tiny", "--data", tmp_path / "data",
+        "--out", tmp_path / "runs" / "old.json", "--quiet",
+    )  # fmt: skip
+    one_line_error(r, "old.json already exists; not overwriting it")
+    assert (tmp_path / "runs" / "old.json").read_text() == "{}"
 
 
 def test_installed_command_smoke(tmp_path):

@@ -220,11 +220,11 @@ def bench(
     ctx = click.get_current_context()
     import time
 
-    from wisconsin.measure.runner import RunOptions, default_run_path
-    from wisconsin.store import check_writable
+    from wisconsin.measure.runner import RunOptions
     from wisconsin.workloads.wisconsin.pipeline import (
         BENCH_PARTITIONS,
         check_disk_budget,
+        check_outputs,
         disk_plan,
         earlier_sizes,
         plan_sizes,
@@ -237,7 +237,7 @@ def bench(
     started = time.monotonic()
     refuse_cold_in_memory(cache, data_dir, cluster_address)
     # before the calibration probe and the build: both are wasted if no run file can be saved
-    check_writable(default_run_path(out, mode).parent, f"--out {out}")
+    check_outputs(out, mode)
     if preset is None and repeat is None:
         # within the time budget the calibrated bench plans SIZING_ROUNDS rounds of one block
         # each (15 would shrink its tables under the harness bound); options given win

@@ -267,6 +267,21 @@ def preset_specs(preset: str | Preset, seed: int, kinds, partitions) -> list[Tab
     ]
 
 
+def report_paths(run_path: Path) -> tuple[Path, Path]:
+    """The text report and the self-contained page (issue 9) bench writes beside a run."""
+    return run_path.with_suffix(".report.txt"), run_path.with_suffix(".report.html")
+
+
+def check_outputs(out: str, mode: str) -> None:
+    """Refuse, before any probe, build or measurement (minutes wasted otherwise), an --out
+    that cannot be written or whose run file or reports are already there."""
+    planned = default_run_path(out, mode)
+    store.check_writable(planned.parent, f"--out {out}")
+    for final in (planned, *report_paths(planned)):
+        if final.exists() or final.is_symlink():
+            raise WisconsinError(f"{final} already exists; not overwriting it")
+
+
 @lock.locked("data_dir", create=True)
 def bench(
     preset: str | Preset,
@@ -286,9 +301,7 @@ def bench(
     """
     p = preset if isinstance(preset, Preset) else get_preset(preset)
     specs = [TableSpec(k, p.rows_for(k), n, seed) for k, n in options.tables()]
-    # before the tables are built: a run file that cannot be written wastes the build
-    out_dir = default_run_path(options.out, options.mode).parent
-    store.check_writable(out_dir, f"--out {options.out}")
+    check_outputs(options.out, options.mode)
     eng = options.engine
     client = None
     if eng.cluster:
@@ -313,11 +326,10 @@ def bench(
         options = replace(options, time_budget_s=max(1.0, left))
     result, path = run(options, progress=progress)
     text = report.render_report([result], "text")
-    report_path = path.with_suffix(".report.txt")
+    report_path, html_path = report_paths(path)
     # Never a half-written page under its final name, never one a user had replaced.
     outputs.write_all([report_path], lambda _i, tmp: tmp.write_text(text))
     figures = plots.plot_run(result, path.parent, stem=path.stem)
-    html_path = path.with_suffix(".report.html")  # one self-contained page (issue 9)
     html = report.render_report([result], "html")
     outputs.write_all([html_path], lambda _i, tmp: tmp.write_text(html))
     return BenchResult(
