@@ -245,19 +245,23 @@ def resampled_false_positives(rows: list[dict], trials: int, blocks: int, rng) -
     return hits, trials
 
 
-def recompared(rows: list[dict], runs: Path) -> list[dict]:
+def recompared(pairs: list[dict], runs: Path, rows: int) -> list[dict]:
     """Each pair's verdict as the current compare gives it (points and whole curves, one
-    family), from its run files when they are still in --work."""
+    family), from its run files when they are still in --work, else from the block medians
+    the row recorded (block_run)."""
     from wisconsin.runfiles import runfile
     from wisconsin.workloads.wisconsin.compare import compare_runs
 
     out = []
-    for row in rows:
+    for row in pairs:
         if (runs / row["a"]).exists() and (runs / row["b"]).exists():
-            c = compare_runs(
-                runfile.load(runs / row["a"]), runfile.load(runs / row["b"]),
-                force=row["kind"] == "power",
-            )  # fmt: skip
+            a, b = runfile.load(runs / row["a"]), runfile.load(runs / row["b"])
+        else:  # the run files are gone: the same blocks, rebuilt from the row's summaries
+            larger = int(rows * 1.25) if row["kind"] == "power" else rows
+            a = block_run(row["blocks_a"], row["a"], rows)
+            b = block_run(row["blocks_b"], row["b"], larger)
+        if a is not None and b is not None:
+            c = compare_runs(a, b, force=row["kind"] == "power")
             row = dict(
                 row,
                 verdict=c.verdict,
@@ -266,6 +270,45 @@ def recompared(rows: list[dict], runs: Path) -> list[dict]:
             )
         out.append(row)
     return out
+
+
+def block_run(blocks: dict[str, list[float]], name: str, rows: int):
+    """A run of the recorded block medians: one repetition per block, a block per round.
+    compare tests blocks on their log medians alone (compare._block_test, compare_curves),
+    so its verdict on these runs is its verdict on the real ones; a power pair's larger
+    table is told apart by its row count. None if the row has no blocks."""
+    import dataclasses
+
+    sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
+    from make_fixture_runs import run_from_times
+
+    from wisconsin.runfiles import runfile as rf
+
+    n = min((len(v) for v in blocks.values()), default=0)
+    if n < 2:
+        return None
+    times = {}
+    for label, meds in blocks.items():
+        table, query = label.split("/")
+        times[(table[0], int(table[1:]), query)] = meds[:n]
+    run = run_from_times(times, f_rows=rows)
+    ms = tuple(
+        dataclasses.replace(
+            m,
+            repetitions=tuple(
+                dataclasses.replace(r, round=i + 1) for i, r in enumerate(m.repetitions)
+            ),
+        )
+        for m in run.measurements
+    )
+    rounds = tuple(rf.Round(i, 0, (), "", max(i, 1)) for i in range(n + 1))
+    return dataclasses.replace(
+        run,
+        measurements=ms,
+        rounds=rounds,
+        config=dataclasses.replace(run.config, blocks=n, block_rounds=1),
+        started_utc=name,
+    )
 
 
 def _block_vectors(rows: list[dict], side: str, labels: list[str]) -> np.ndarray:
@@ -390,7 +433,8 @@ def main() -> int:
               f"found slower: {'F2/scan' in row['significant']}"
               f"{'; noise: ' + '; '.join(row['noise']) if row['noise'] else ''}")  # fmt: skip
         i += 1
-    aa, power = recompared(done("aa"), work / "runs"), recompared(done("power"), work / "runs")
+    aa = recompared(done("aa"), work / "runs", args.rows)
+    power = recompared(done("power"), work / "runs", args.rows)
     rng = np.random.default_rng(19890605)
     for label, rows in (("quiet", quiet(aa)), ("all", aa)):
         if not rows:
