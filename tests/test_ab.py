@@ -1,5 +1,6 @@
 """`wisconsin ab`: two configurations in one invocation, ABBA blocks, one A/B file."""
 
+import itertools
 import json
 
 import pytest
@@ -53,7 +54,7 @@ def test_one_invocation_writes_one_file_with_every_block_in_abba_order(ab_run):
     # earlier than the one before it ended (run files time to the second: ties allowed)
     sides = {"A": iter(ab.a), "B": iter(ab.b)}
     seq = [next(sides[s]) for s in ab.order]
-    assert all(x.finished_utc <= y.started_utc for x, y in zip(seq, seq[1:]))
+    assert all(x.finished_utc <= y.started_utc for x, y in itertools.pairwise(seq))
     assert {x.config.memory_limit for x in ab.a} == {"300MB"}
     assert {x.config.memory_limit for x in ab.b} == {"200MB"}
     assert all(x.config.blocks == 1 and x.config.min_reps == 1 for x in (*ab.a, *ab.b))
