@@ -280,9 +280,7 @@ def block_run(blocks: dict[str, list[float]], name: str, rows: int):
     import dataclasses
 
     sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
-    from make_fixture_runs import run_from_times
-
-    from wisconsin.runfiles import runfile as rf
+    from make_fixture_runs import in_blocks, run_from_times
 
     n = min((len(v) for v in blocks.values()), default=0)
     if n < 2:
@@ -292,23 +290,7 @@ def block_run(blocks: dict[str, list[float]], name: str, rows: int):
         table, query = label.split("/")
         times[(table[0], int(table[1:]), query)] = meds[:n]
     run = run_from_times(times, f_rows=rows)
-    ms = tuple(
-        dataclasses.replace(
-            m,
-            repetitions=tuple(
-                dataclasses.replace(r, round=i + 1) for i, r in enumerate(m.repetitions)
-            ),
-        )
-        for m in run.measurements
-    )
-    rounds = tuple(rf.Round(i, 0, (), "", max(i, 1)) for i in range(n + 1))
-    return dataclasses.replace(
-        run,
-        measurements=ms,
-        rounds=rounds,
-        config=dataclasses.replace(run.config, blocks=n, block_rounds=1),
-        started_utc=name,
-    )
+    return dataclasses.replace(in_blocks(run), started_utc=name)
 
 
 def _block_vectors(rows: list[dict], side: str, labels: list[str]) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
-from make_fixture_runs import make_run, make_run_v2, run_from_times  # noqa: E402
+from make_fixture_runs import in_blocks, make_run, make_run_v2, run_from_times  # noqa: E402
 
 from wisconsin import WisconsinError  # noqa: E402
 from wisconsin.runfiles.runfile import load, save  # noqa: E402
@@ -45,25 +45,6 @@ def test_repetitions_alone_cannot_carry_a_verdict_over_40_points(ab):
     assert "| Query |" in render_comparison(c, "markdown")
 
 
-def _blocked(run, k: int = 1):
-    """run with its repetitions in rounds 1.., k rounds per block (as a run in blocks)."""
-    from wisconsin.runfiles import runfile as rf
-
-    n = max(len(m.repetitions) for m in run.measurements)
-    ms = tuple(
-        dataclasses.replace(
-            m,
-            repetitions=tuple(
-                dataclasses.replace(r, round=i + 1) for i, r in enumerate(m.repetitions)
-            ),
-        )
-        for m in run.measurements
-    )
-    rounds = tuple(rf.Round(i, 0, (), "", (i - 1) // k + 1 if i else 1) for i in range(n + 1))
-    cfg = dataclasses.replace(run.config, blocks=n // k, block_rounds=k)
-    return dataclasses.replace(run, measurements=ms, rounds=rounds, config=cfg)
-
-
 def _block_run(rng, slow: float = 1.0, blocks: int = 5, spread: float = 0.05, start="A"):
     """Two points (scan and update at P = 2, 4), each block's times shifted together by a
     block effect (run-to-run variation) of `spread`; the update `slow` times slower."""
@@ -73,7 +54,7 @@ def _block_run(rng, slow: float = 1.0, blocks: int = 5, spread: float = 0.05, st
         for q, base in (("scan", 1.0 / P), ("update", 0.2 / P * slow)):
             times[("F", P, q)] = [float(base * e * np.exp(rng.normal(0, 0.01))) for e in effects]
     run = run_from_times(times)
-    return _blocked(dataclasses.replace(run, started_utc=f"2025-01-01T00:00:0{start}Z"))
+    return in_blocks(dataclasses.replace(run, started_utc=f"2025-01-01T00:00:0{start}Z"))
 
 
 def test_blocks_find_a_real_slowdown_after_holm():
@@ -258,7 +239,7 @@ def _curve_run(rng, scan_slow: float = 1.0, p2_slow: float = 1.0, blocks: int = 
             t = base / P * (scan_slow if q == "scan" else 1.0) * (p2_slow if P == 2 else 1.0)
             times[("F", P, q)] = [float(t * e * np.exp(rng.normal(0, 0.01))) for e in effects]
     run = run_from_times(times)
-    return _blocked(dataclasses.replace(run, started_utc=f"2025-01-01T00:00:0{start}Z"))
+    return in_blocks(dataclasses.replace(run, started_utc=f"2025-01-01T00:00:0{start}Z"))
 
 
 def test_whole_curve_geomean_and_ratio_of_speedups_on_blocks():
@@ -831,7 +812,7 @@ def test_curves_of_a_kind_measured_at_one_p_only():
 
     def run(start):
         t = {("F", 2, q): list(np.exp(rng.normal(0, 0.05, 3))) for q in ("scan", "update")}
-        return _blocked(dataclasses.replace(run_from_times(t), started_utc=start))
+        return in_blocks(dataclasses.replace(run_from_times(t), started_utc=start))
 
     c = compare_runs(run("2025-01-01T00:00:00Z"), run("2025-01-01T01:00:00Z"))
     assert [(r.label, r.points, r.blocks_a, r.blocks_b) for r in c.curves] == [
@@ -926,7 +907,7 @@ def test_a_ratio_of_speedups_skips_a_query_it_cannot_judge_and_goes_on():
         t.pop(drop, None)
         if one:
             t[one] = t[one][:1]
-        return _blocked(run_from_times(t))
+        return in_blocks(run_from_times(t))
 
     a = run()
     for b in (run(drop=("F", 2, "scan")), run(one=("F", 2, "scan"))):

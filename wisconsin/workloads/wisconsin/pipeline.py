@@ -4,6 +4,7 @@ every partition count, write the report and the figures next to the run file."""
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -278,7 +279,7 @@ def check_outputs(out: str, mode: str) -> None:
     planned = default_run_path(out, mode)
     store.check_writable(planned.parent, f"--out {out}")
     for final in (planned, *report_paths(planned)):
-        if final.exists() or final.is_symlink():
+        if os.path.lexists(final):  # a dangling symlink too, as outputs.write_all
             raise WisconsinError(f"{final} already exists; not overwriting it")
 
 
