@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+from multiprocessing import resource_tracker
 
 _seen = threading.Event()
 
@@ -66,3 +67,41 @@ def check() -> None:
     raised again here. Never raises outside recorded() (library use)."""
     if _seen.is_set():
         raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold back a ^C until the block ends, then raise it as it would have been: for spawning
+    processes, which must be where the caller can stop them before a ^C surfaces.
+
+    SIGINT is blocked in this thread, and the mask is inherited across fork and exec, so a
+    child started here stays deaf to ^C while it imports (it calls child_ignores_sigint()).
+    Blocking alone is not enough in this process: another thread may take the signal, and
+    Python then raises it in the main thread at once; so the handler only records it here.
+    """
+    # The first spawn of a process starts multiprocessing's resource tracker, and starting
+    # it unblocks SIGINT in this thread (Python 3.11-3.13): start it before blocking.
+    resource_tracker.ensure_running()
+    seen: list[int] = []
+    previous = signal.getsignal(signal.SIGINT)
+    takes_over = callable(previous) and threading.current_thread() is threading.main_thread()
+    if takes_over:
+        signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        try:
+            if takes_over:
+                signal.signal(signal.SIGINT, previous)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)  # a pending ^C: previous's
+        if seen:
+            previous(signal.SIGINT, None)  # type: ignore[operator]
+
+
+def child_ignores_sigint() -> None:
+    """In a child spawned under deferred(): ^C is the parent's to handle. A ^C pending since
+    the spawn is discarded on unblocking."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

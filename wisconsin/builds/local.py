@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import NamedTuple
 
-from wisconsin import store
+from wisconsin import interrupts, store
 from wisconsin.builds import writer
 from wisconsin.builds.cost import memory_per_job
 from wisconsin.store import STORAGE, Manifest, PartitionInfo, StoreError, TableSpec, expect
@@ -48,7 +48,7 @@ def _init_builder(progress_queue) -> None:
     """Builder process start: ^C is the coordinator's to handle (it stops the builders),
     so a builder neither prints a traceback nor dies half-way on its own."""
     global _progress_queue
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    interrupts.child_ignores_sigint()  # spawned under interrupts.deferred()
     _die_with_parent()
     _progress_queue = progress_queue
     _keep_freed_memory()
@@ -120,21 +120,23 @@ def run_pool(
     )
     futures = {}
     try:
-        futures = {
-            pool.submit(
-                _build_task,
-                str(t.table_dir),
-                t.n,
-                t.seed,
-                t.part,
-                t.parts,
-                t.memory_limit,
-                t.checksum,
-                t.verify,
-                i,
-            ): i
-            for i, t in enumerate(tasks)
-        }
+        # The pool spawns its processes in submit(): a ^C meanwhile waits for the loop.
+        with interrupts.deferred():
+            futures = {
+                pool.submit(
+                    _build_task,
+                    str(t.table_dir),
+                    t.n,
+                    t.seed,
+                    t.part,
+                    t.parts,
+                    t.memory_limit,
+                    t.checksum,
+                    t.verify,
+                    i,
+                ): i
+                for i, t in enumerate(tasks)
+            }
         pending = set(futures)
         while pending:
             finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)

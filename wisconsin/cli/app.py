@@ -24,10 +24,13 @@ class _Group(click.Group):
         try:
             try:
                 done = super().invoke(ctx)
-            except RuntimeError as exc:
+            except Exception as exc:
                 # DuckDB's form of a ^C during a query in this process
                 if interrupts.is_interrupt(exc):
                     raise KeyboardInterrupt from None
+                # Any error after a ^C is its consequence: an extension module whose import
+                # it broke (matplotlib's ft2font) raises ImportError, not KeyboardInterrupt.
+                interrupts.check()
                 raise
             interrupts.check()  # a ^C raised where Python discarded it is still a ^C
             return done

@@ -18,9 +18,7 @@ import dataclasses
 import logging
 import os
 import secrets
-import signal
 import socket
-import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -28,7 +26,7 @@ from collections.abc import Mapping
 import dask
 from distributed import Client, Nanny, Scheduler, SpecCluster
 
-from wisconsin import WisconsinError, store
+from wisconsin import WisconsinError, interrupts, store
 from wisconsin.cluster import (
     WorkerLost,
     check_placement,
@@ -64,19 +62,6 @@ QUIET = {
 
 class WorkerUnavailable(WisconsinError):
     pass
-
-
-@contextlib.contextmanager
-def _sigint_deferred():
-    """Block SIGINT in this thread (and threads it starts) for the block; deliver it after."""
-    main = threading.current_thread() is threading.main_thread()
-    if main:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        if main:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def worker_name(part: int) -> str:
@@ -175,13 +160,11 @@ class SharedNothingEngine:
             # Scoped: the in-process scheduler and nannies read it at start-up (nannies pass
             # it on to their worker processes); nothing leaks into the caller's process.
             # A ^C meanwhile is deferred until the cluster object exists, so stop() can close
-            # it (raised as KeyboardInterrupt on unblocking). Worker processes start with a
-            # clean mask (spawn resets it): a ^C in their first ~0.5 s of imports, before
-            # their preload ignores it, prints a traceback, which goes to the Dask log file.
+            # it. Worker processes start deaf to it; their preload ignores it.
             scratch = {"temporary-directory": str(self.logs.scratch)}  # not $TMPDIR
             with (
                 dask.config.set({**QUIET, **scratch}),
-                _sigint_deferred(),
+                interrupts.deferred(),
                 self.logs.children_output(),
             ):
                 self.cluster = SpecCluster(

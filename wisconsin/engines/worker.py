@@ -37,10 +37,11 @@ def dask_setup(worker) -> None:
     the group; the coordinator handles it and stops the workers, so they ignore it rather
     than each print a traceback."""
     import contextlib
-    import signal
+
+    from wisconsin import interrupts
 
     with contextlib.suppress(ValueError):  # not the main thread: leave the defaults
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        interrupts.child_ignores_sigint()  # spawned under interrupts.deferred()
     from wisconsin.cluster.logs import redirect_worker_output
 
     redirect_worker_output()  # Dask's log lines to the run's log file, not the terminal

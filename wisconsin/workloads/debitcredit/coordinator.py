@@ -6,10 +6,9 @@ import contextlib
 import multiprocessing as mp
 import os
 import secrets
-import signal
 from pathlib import Path
 
-from wisconsin import WisconsinError
+from wisconsin import WisconsinError, interrupts
 from wisconsin.workloads.debitcredit import server
 from wisconsin.workloads.debitcredit.driver import Load
 from wisconsin.workloads.debitcredit.schema import Sizing, partition_file
@@ -63,16 +62,13 @@ class PartitionServers:
                     ),
                     name=f"debitcredit-p{p}",
                 )
-                # Spawned with SIGINT blocked (the mask is inherited): a ^C while the child
-                # is still importing must not print its traceback; serve() then ignores it.
-                old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-                try:
+                # serve() then ignores ^C; a ^C meanwhile is raised on leaving, with the
+                # process already where __exit__ stops it
+                with interrupts.deferred():
                     proc.start()
-                finally:
-                    signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+                    self.procs.append(proc)
+                    self.ctrls.append(mine)
                 theirs.close()
-                self.procs.append(proc)
-                self.ctrls.append(mine)
             addresses = {}
             for p, ctrl in enumerate(self.ctrls):
                 _, address, pid = self._recv(p, ctrl, START_TIMEOUT_S)

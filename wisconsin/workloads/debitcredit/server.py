@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import signal
 import threading
 import time
 from multiprocessing.connection import Listener
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import duckdb
 
+from wisconsin import interrupts
 from wisconsin.workloads.debitcredit import driver, histogram, transaction
 from wisconsin.workloads.debitcredit.schema import Sizing, connect
 
@@ -227,30 +227,28 @@ def serve(
     """
     if core is not None:
         _pin_every_thread(core)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the coordinator's to handle
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since spawn
+    interrupts.child_ignores_sigint()  # ^C is the coordinator's to handle
     log_path = Path(log_dir) / f"driver-p{part:03d}.log"
     node = Node(part, partitions, sizing, path, log_path, authkey, leave_open)
     listener = Listener(("127.0.0.1", 0), authkey=authkey)
     threading.Thread(target=_accept, args=(node, listener), daemon=True).start()
-    ctrl.send(("ready", listener.address, os.getpid()))
     threading.Thread(target=_orphan_watch, args=(node, os.getppid()), daemon=True).start()
     try:
-        while True:
-            try:
+        reply: object = ("ready", listener.address, os.getpid())
+        while reply is not None:
+            try:  # a closed pipe: the coordinator is gone (^C, exit, kill)
+                ctrl.send(reply)
                 msg = ctrl.recv()
             except (EOFError, OSError):
                 break
+            reply = None
             if msg[0] == "peers":
                 node.peers = msg[1]
-                ctrl.send(("ok",))
+                reply = ("ok",)
             elif msg[0] == "run":
-                tally = run_step(node, msg[1])
+                reply = run_step(node, msg[1])
                 if node.stopping.is_set():
                     break
-                ctrl.send(tally)
-            elif msg[0] == "stop":
-                break
     finally:
         node.stopping.set()
         listener.close()
