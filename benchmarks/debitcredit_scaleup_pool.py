@@ -4,7 +4,8 @@ Usage: python benchmarks/debitcredit_scaleup_pool.py RESULT.md [RESULT.md ...]
 
 Reads each file's "round N <side> <tps> tps" lines (the raw output it recorded), takes each
 side's mean per round as debitcredit_scaleup.py does, and prints the harness / loop scaleup
-ratio over all rounds: median and the t-interval of the mean log ratio (its t_interval).
+ratio over all rounds: median and the t-interval of the mean log ratio (its scaleup_lines);
+over the -busy P = 1 baseline too when every file has it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections import defaultdict
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path.append(_here)  # last: the sibling script imports, nothing installed is shadowed
 
-from debitcredit_scaleup import t_interval  # noqa: E402
+from debitcredit_scaleup import scaleup_lines  # noqa: E402
 
 ROUND = re.compile(r"round (\d+) (\S+)\s+([\d.]+) tps")
 
@@ -37,12 +38,14 @@ def main() -> None:
     if len(sys.argv) < 2:
         sys.exit(__doc__.splitlines()[2])
     every = [r for path in sys.argv[1:] for r in rounds(path)]
-    loop_up = [r["loop2"] / r["loop1"] for r in every]
     print(f"{len(every)} rounds from {len(sys.argv) - 1} files")
-    for side in ("harness2", "harness2-local"):
-        rel = [r[side] / r["harness1"] / lu for r, lu in zip(every, loop_up, strict=True)]
-        print(f"  {side:15s} scaleup / loop scaleup {t_interval(rel)} (goal: >= 0.9)")
-    print(f"  loops           scaleup {t_interval(loop_up)}")
+    sides = set.intersection(*(set(r) for r in every))
+    tps = {side: [r[side] for r in every] for side in sides}
+    for base, label in (("", "second core idle"), ("-busy", "second core busy")):
+        if "harness1" + base in sides:
+            print(f"P = 1 with the {label}")
+            for line in scaleup_lines(tps, base):
+                print(line)
 
 
 if __name__ == "__main__":
