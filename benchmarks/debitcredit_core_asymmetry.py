@@ -19,7 +19,6 @@ the loops' superlinear scaleup is the P = 1 side's choice of core.
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import os
 import shutil
 import statistics
@@ -30,32 +29,16 @@ from pathlib import Path
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path.append(_here)  # last: the sibling script imports, nothing installed is shadowed
 
-from debitcredit_scaleup import STREAMS, _vs_loop, harness  # noqa: E402
+from debitcredit_scaleup import harness, loop_runs  # noqa: E402
 
 from wisconsin.workloads.debitcredit import schema  # noqa: E402
 from wisconsin.workloads.debitcredit.coordinator import pinned_cores  # noqa: E402
 
 
-def _loop_child(path: str, sizing, seconds: float, seed: int, core: int, out) -> None:
-    os.sched_setaffinity(0, {core})
-    series, _memory = _vs_loop().plain(Path(path), sizing, seconds, seed, STREAMS)
-    out.put((core, sum(series) / len(series)))
-
-
 def loops_on(paths: list[Path], cores, sizing, seconds: float, seed: int) -> dict[int, float]:
     """Delivered tps of loop i pinned to cores[i], all at once."""
-    ctx = mp.get_context("spawn")
-    out = ctx.Queue()
-    procs = [
-        ctx.Process(target=_loop_child, args=(str(p), sizing, seconds, seed + i, c, out))
-        for i, (p, c) in enumerate(zip(paths, cores, strict=True))
-    ]
-    for p in procs:
-        p.start()
-    got = dict(out.get(timeout=seconds + 120) for _ in procs)
-    for p in procs:
-        p.join()
-    return got
+    got = loop_runs(paths, cores, sizing, seconds, seed)
+    return {core: statistics.fmean(series) for core, (series, _memory) in got.items()}
 
 
 def harness_on(core: int, root: Path, sizing, seconds: float, seed: int) -> float:

@@ -29,8 +29,9 @@ within 5 minutes) cancels in the round's ratios, which a single pass in rotated 
 Scaleups per round (each side: the mean of its two steps): harness2/harness1,
 harness2-local/harness1, loop2/loop1, and the same over the -busy P = 1 sides; the goal is
 harness scaleup / loop scaleup >= 0.9, given as median and a t-interval on the rounds' log
-ratios, 15% remote and local-only apart, for either P = 1 baseline; fdatasync/s of the directory beside, and the share of CPU time the hypervisor
-stole from this machine during each side (/proc/stat steal).
+ratios, 15% remote and local-only apart, for either P = 1 baseline; fdatasync/s of the
+directory beside, and the share of CPU time the hypervisor stole from this machine during
+each side (/proc/stat steal).
 """
 
 from __future__ import annotations
@@ -86,14 +87,14 @@ def harness(root: Path, parts: int, sizing, seconds: float, remote: float, seed:
 def _loop_child(path: str, sizing, seconds: float, seed: int, core: int, out) -> None:
     os.sched_setaffinity(0, {core})
     series, memory = _vs_loop().plain(Path(path), sizing, seconds, seed, STREAMS)
-    out.put((series, memory))
+    out.put((core, series, memory))
 
 
-def loops(paths: list[Path], sizing, seconds: float, seed: int):
-    """(delivered tps of all loops together, steady) with loop i pinned to the i-th core."""
+def loop_runs(paths: list[Path], cores, sizing, seconds: float, seed: int) -> dict:
+    """Loop i on paths[i] pinned to cores[i], all at once: per core, (commits per second,
+    engine memory samples)."""
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    cores = pinned_cores(len(paths))
     procs = [
         ctx.Process(target=_loop_child, args=(str(p), sizing, seconds, seed + i, c, out))
         for i, (p, c) in enumerate(zip(paths, cores, strict=True))
@@ -103,6 +104,12 @@ def loops(paths: list[Path], sizing, seconds: float, seed: int):
     got = [out.get(timeout=seconds + 120) for _ in procs]
     for p in procs:
         p.join()
+    return {core: (series, memory) for core, series, memory in got}
+
+
+def loops(paths: list[Path], sizing, seconds: float, seed: int):
+    """(delivered tps of all loops together, steady) with loop i pinned to the i-th core."""
+    got = loop_runs(paths, pinned_cores(len(paths)), sizing, seconds, seed).values()
     total = [sum(x) for x in zip(*(g[0] for g in got), strict=True)]
     drift, allowed = metrics.drift_of(total)
     flat = all(metrics.growth_of(g[1])[0] <= metrics.growth_of(g[1])[1] for g in got)
