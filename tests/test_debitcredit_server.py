@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import random
+import threading
+import time
+from multiprocessing.connection import Client
 
 import pytest
 
@@ -123,3 +126,39 @@ def test_one_sync_covers_every_line_written_before_it(tmp_path, monkeypatch):
         assert len(calls) == 1
     finally:
         log.close()
+
+
+def test_the_peer_port_takes_every_terminal_connecting_at_once():
+    """Terminals open their links together at a step's start: none may be dropped. With a
+    backlog of 1 the kernel dropped some, and a link whose ACK it dropped after a syncookie
+    waited for its handshake forever (a step at 100% remote hung)."""
+    authkey = b"k" * 16
+    listener = server.peer_listener(authkey)
+    accepted: list = []
+
+    def accept():
+        while True:
+            try:
+                accepted.append(listener.accept())
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    linked: list = []
+    terminals = [
+        threading.Thread(
+            target=lambda: linked.append(Client(listener.address, authkey=authkey)), daemon=True
+        )
+        for _ in range(128)
+    ]
+    for t in terminals:
+        t.start()
+    deadline = time.monotonic() + 30
+    for t in terminals:
+        t.join(max(0.0, deadline - time.monotonic()))
+    try:
+        assert len(linked) == len(terminals), f"{len(terminals) - len(linked)} links hung"
+    finally:
+        for conn in linked + accepted:
+            conn.close()
+        listener.close()

@@ -50,6 +50,19 @@ def last_txid(con, part: int, leave_open: bool = False) -> int:
     return last
 
 
+# Every terminal of every peer may open its link at a step's start (terminals and their
+# links live one step). With multiprocessing's default backlog of 1 the kernel dropped such
+# connections (ListenOverflows; past its SYN queue, syncookies), and a terminal whose ACK was
+# dropped after a cookie waited for the handshake forever: a step at 100% remote hung in its
+# second step (2026-11-27). At 15% a dropped connect costs a terminal 1 s or more.
+PEER_BACKLOG = 256
+
+
+def peer_listener(authkey: bytes) -> Listener:
+    """The partition's peer port on loopback, deep enough for every peer terminal at once."""
+    return Listener(("127.0.0.1", 0), authkey=authkey, backlog=PEER_BACKLOG)
+
+
 class Node:
     """What the terminals and the peer handlers of one partition share."""
 
@@ -230,7 +243,7 @@ def serve(
     interrupts.child_ignores_sigint()  # ^C is the coordinator's to handle
     log_path = Path(log_dir) / f"driver-p{part:03d}.log"
     node = Node(part, partitions, sizing, path, log_path, authkey, leave_open)
-    listener = Listener(("127.0.0.1", 0), authkey=authkey)
+    listener = peer_listener(authkey)
     threading.Thread(target=_accept, args=(node, listener), daemon=True).start()
     threading.Thread(target=_orphan_watch, args=(node, os.getppid()), daemon=True).start()
     try:
