@@ -50,17 +50,29 @@ def tcp_counters() -> dict[str, int]:
     return dict.fromkeys(COUNTERS, 0)
 
 
+def shares(text: str) -> list[float]:
+    """--remote: comma-separated shares in [0, 1]; argparse turns an error into one line."""
+    try:
+        got = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
+    if not all(0.0 <= x <= 1.0 for x in got):
+        raise argparse.ArgumentTypeError(f"shares must be within 0 and 1: {text!r}")
+    return got
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=10.0)
-    ap.add_argument("--remote", default="1.0,0.15", help="remote shares, comma-separated")
+    ap.add_argument(
+        "--remote", type=shares, default="1.0,0.15", help="remote shares, 0-1, comma-separated"
+    )
     ap.add_argument("--branches", type=int, default=10)
     ap.add_argument("--dir", type=Path, default=None)
     a = ap.parse_args()
     if len(pinned_cores(2)) < 2:
         sys.exit("needs 2 usable cores")
-    shares = [float(x) for x in a.remote.split(",")]
     root = Path(tempfile.mkdtemp(prefix="dc-links-", dir=a.dir))
     sizing = schema.Sizing(branches_per_partition=a.branches)
     src = Path(wisconsin.__file__).parent
@@ -73,7 +85,7 @@ def main() -> None:
     summary = []
     try:
         schema.build(root / "h2", 2, sizing)
-        for share in shares:
+        for share in a.remote:
             hung, grew = 0, dict.fromkeys(COUNTERS, 0)
             for step in range(a.steps):
                 before, t0 = tcp_counters(), time.perf_counter()
