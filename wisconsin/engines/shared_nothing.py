@@ -38,7 +38,7 @@ from wisconsin.cluster import (
 from wisconsin.cluster.logs import DaskLogs
 from wisconsin.engines import channel, commit, worker
 from wisconsin.engines.base import NOOP, EngineConfig, StepResult, timed_update, units_bytes_read
-from wisconsin.runfiles.runfile import HostInfo, Topology
+from wisconsin.runfiles.runfile import HostInfo, Topology, WorkerRestart
 from wisconsin.statement import BindableQuery, Statement
 from wisconsin.store import Manifest, partition_path
 from wisconsin.store import check as store_check
@@ -80,6 +80,11 @@ class SharedNothingEngine:
         self.table_dir = ""
         self.checksum = store.STORAGE["checksum"]  # the open table's (store.checksum_of)
         self._known: dict[str, str] | None = None
+        # Each worker's address when this engine last saw it attached (set at start, checked
+        # at every table opening and at the end): a change is a worker that died and was
+        # restarted (by its nanny) between two tables, which no statement would notice.
+        self._attached: dict[str, str] = {}
+        self.restarts: list[WorkerRestart] = []  # recorded in the run file's topology
         self.warnings: list[str] = []  # said on stderr and kept in the run file's notes
         self.memory_limits: dict[int, str] = {}  # DuckDB memory_limit per open partition
         # Dask's log lines go here, not to the terminal: a private directory in the run's
@@ -175,6 +180,8 @@ class SharedNothingEngine:
             # On a cluster the owners are known only from each table's manifest: open_table
             # waits for exactly the workers it needs.
             self._wait_for_workers()
+        self._attached = {}  # fresh processes (or a cluster's): the baseline is taken anew
+        self._note_restarts()
         self.client.register_plugin(
             worker.PartitionSessions(
                 self.config.threads_per_worker, self.config.memory_limit, self._authkey
@@ -237,7 +244,7 @@ class SharedNothingEngine:
                 w for w in check_placement(self.client, manifest) if w not in self.warnings
             ]
         # The processes this table's sessions live in: a restart after this point loses them.
-        self._known = worker_addresses(self.client)
+        self._known = self._note_restarts()
         self._check_remote(manifest, table_dir)
         self._size_memory()
         self._map(worker.task_open, lambda p: (self.paths[p],))
@@ -245,6 +252,20 @@ class SharedNothingEngine:
         commit.recover_table(table_dir, self._transport(), manifest)
         self._map(worker.task_prune_markers, lambda p: (self.paths[p],))
         return time.perf_counter() - t0
+
+    def _note_restarts(self) -> dict[str, str]:
+        """The workers' addresses now; a worker seen before under another address (or gone)
+        is recorded as restarted, once."""
+        now = worker_addresses(self.client)
+        ours = set(self.placement.values())  # a shared cluster's other workers are not ours
+        for name, was in sorted(self._attached.items()):
+            is_ = now.get(name)
+            if name not in ours:
+                continue
+            if is_ != was:
+                self.restarts.append(WorkerRestart(worker=name, was=was, now=is_ or ""))
+        self._attached.update({n: a for n, a in now.items() if n in ours})
+        return now
 
     def _size_memory(self) -> None:
         """EngineConfig.memory_fraction: each host's share of RAM split evenly among this
@@ -505,6 +526,8 @@ class SharedNothingEngine:
         return self._call(worker.task_digest, lambda p: (self.paths[p], name, self.checksum))
 
     def topology(self) -> Topology:
+        if self.client is not None:
+            self._note_restarts()  # one that died after the last table was opened
         info = self.client.run(worker.worker_info) if self.client else {}
         hosts: dict[str, list[dict]] = {}
         for w in info.values():
@@ -531,4 +554,5 @@ class SharedNothingEngine:
                 )
             ),
             rtt_s=sorted(rtts)[len(rtts) // 2] if info else None,
+            worker_restarts=tuple(self.restarts),
         )

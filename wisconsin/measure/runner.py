@@ -464,8 +464,9 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
         elif opts.mode == "shared-nothing":
             notes.append(
                 f"{max(p for _, p in opts.tables())} workers started in {startup:.2f} s, afresh for each "
-                f"block of {opts.block_rounds} round(s), and stayed attached within it; a "
-                "table of P partitions used the first P (as in the spec)"
+                f"block of {opts.block_rounds} round(s); a worker that died within a block "
+                "is listed in the topology (worker_restarts); a table of P partitions used "
+                "the first P (as in the spec)"
             )
         if opts.mode == "shared-memory":
             notes.append(

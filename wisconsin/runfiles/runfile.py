@@ -179,12 +179,23 @@ class HostInfo:
 
 
 @dataclass(frozen=True)
+class WorkerRestart:
+    """A worker process that died while the run used it (its nanny or the cluster started
+    another under the same name): seen when a table was opened or at the end of the run."""
+
+    worker: str
+    was: str  # its address before
+    now: str  # its address after; "" if it had left the scheduler
+
+
+@dataclass(frozen=True)
 class Topology:
     """Where the work ran. Local modes have one host."""
 
     scheduler: str  # "" for shared-memory, "local" for a LocalCluster, else the address
     hosts: tuple[HostInfo, ...]
     rtt_s: float | None = None  # measured coordinator <-> worker round trip (median)
+    worker_restarts: tuple[WorkerRestart, ...] = ()  # workers that died mid-run
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,10 @@ def rule_complete(run: Run) -> Rule:
                     bad.append(problem)
     if not run.stop_reason.strip() and c.interleaved:
         bad.append("stop reason not recorded")
+    for w in run.topology.worker_restarts:
+        # its sessions, caches and any open transaction died with it mid-block
+        gone = f"restarted as {w.now}" if w.now else "left the scheduler"
+        bad.append(f"worker {w.worker} ({w.was}) died during the run and {gone}")
     if bad:
         return Rule(name, False, summary(bad))
     return Rule(
