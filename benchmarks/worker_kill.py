@@ -5,6 +5,10 @@ leave a record. Each trial ends one of three ways:
   incomplete run file saying why; its audit fails `run complete`;
 - "recorded": the worker died between statements, its nanny restarted it, the run finished,
   and the run file's topology lists the restart; its audit fails `run complete`;
+- "failed before measuring": the kill came before the first timed execution; the run
+  ended in one error line and keeps no file (nothing was measured);
+- "after the last use": the kill came after the workers' last timed statement (during the
+  in-process baseline or the final stop): nothing measured ran on the dead worker;
 - "unrecorded": the run finished and its file says nothing of the death (the defect of
   issue 43: 4 of 8 kills before the engine compared worker addresses).
 
@@ -61,11 +65,12 @@ def trial(data: Path, out: Path, delay: float) -> tuple[str, str]:
         time.sleep(0.05)
     time.sleep(delay)
     victims = _workers(proc.pid)
-    what = "no worker"
+    what, killed_unix = "no worker", None
     if victims and proc.poll() is None:
         v = random.choice(victims)
         try:
             os.kill(v.pid, signal.SIGKILL)
+            killed_unix = time.time()
             what = f"killed pid {v.pid} at {delay:.2f} s"
         except ProcessLookupError:
             what = "no worker"
@@ -74,7 +79,11 @@ def trial(data: Path, out: Path, delay: float) -> tuple[str, str]:
     if "Traceback" in err:
         return "traceback", err.strip().splitlines()[-1]
     if not runs:
-        return "no run file", f"exit {proc.returncode}: {err.strip().splitlines()[-1:]}"
+        lines = err.strip().splitlines()  # progress lines, then the error (not a terminal)
+        if proc.returncode != 0 and lines and lines[-1].startswith("Error: "):
+            # nothing was measured yet: the runner keeps no file, the error is its one line
+            return "failed before measuring", f"{what}; {lines[-1][:110]}"
+        return "no run file", f"exit {proc.returncode}: {lines[-3:]}"
     doc = json.loads(runs[-1].read_text())
     restarts = doc.get("topology", {}).get("worker_restarts", [])
     audit = subprocess.run([*WISCONSIN, "audit", str(runs[-1])], capture_output=True, text=True)
@@ -83,9 +92,17 @@ def trial(data: Path, out: Path, delay: float) -> tuple[str, str]:
         return "no worker", verdict
     if doc.get("status") == "incomplete":
         return "failed", f"{what}; {doc.get('stop_reason', '')[:90]}; audit exit {audit.returncode}"
+    last_use = max(
+        (r["dispatched_unix"] + r["wall_s"] for m in doc["measurements"]
+         for r in m["repetitions"] if r.get("dispatched_unix")),
+        default=0.0,
+    )  # fmt: skip
     if restarts:
         names = ", ".join(r["worker"] for r in restarts)
         return "recorded", f"{what}; restarted: {names}; audit exit {audit.returncode}"
+    if killed_unix is not None and killed_unix > last_use:
+        # the workers' last timed statement was over: nothing measured ran on the dead one
+        return "after the last use", f"{what}, {killed_unix - last_use:.2f} s after; {verdict}"
     return "unrecorded", f"{what}; audit exit {audit.returncode}: {verdict}"
 
 
@@ -118,8 +135,8 @@ def main() -> None:
             counts[kind] = counts.get(kind, 0) + 1
             print(f"trial {i + 1}: {kind}: {detail}", flush=True)
         print("counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-        bad = counts.get("unrecorded", 0) + counts.get("traceback", 0)
-        print(f"unrecorded or traceback: {bad} of {args.trials}")
+        bad = sum(counts.get(k, 0) for k in ("unrecorded", "traceback", "no run file"))
+        print(f"unrecorded, traceback or unexplained: {bad} of {args.trials}")
         if bad:
             sys.exit(1)
 
