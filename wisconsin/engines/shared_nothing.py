@@ -363,9 +363,12 @@ class SharedNothingEngine:
         if self.transport != "direct":
             return
         owners = {p: self._known[self.placement[p]] for p in self.paths}
-        where = self.client.run(
-            worker.channel_address, name=self.plugin_name, workers=sorted(set(owners.values()))
-        )
+        try:
+            where = self.client.run(
+                worker.channel_address, name=self.plugin_name, workers=sorted(set(owners.values()))
+            )
+        except OSError as exc:  # a worker died since the table was opened
+            self._raise_failed({p: WorkerLost(f"cannot reach it ({exc})") for p in owners})
         self._channel_at = {p: tuple(where[a]) for p, a in owners.items() if where.get(a)}
         missing = sorted(set(self.paths) - set(self._channel_at))
         if missing:
@@ -374,8 +377,13 @@ class SharedNothingEngine:
                 f"channel (plugin not set up?); {self.logs.where()}",
                 tuple(missing),
             )
+        failed: dict[int, BaseException] = {}
         for p in sorted(self.paths):
-            self._links[p] = self._link(p)
+            try:
+                self._links[p] = self._link(p)
+            except (OSError, EOFError) as exc:  # its worker died (reset, refused, closed)
+                failed[p] = WorkerLost(f"cannot reach its channel ({exc})")
+        self._raise_failed(failed)
 
     def _link(self, p: int) -> channel.Link:
         return channel.Link(self._channel_at[p], self._authkey, min(self.config.timeout_s, 30))
