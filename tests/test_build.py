@@ -63,9 +63,9 @@ def test_disk_full_during_generate_is_one_line_and_leaves_no_temp_files(small_di
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in result.output, result.output
     assert "no space left on the device" in lines[0] and "F2 partition" in lines[0]
-    # the data directory's lock file is the only other thing (it stays, unlocked: lock.py)
-    left = sorted(p.name for p in data.rglob("*") if p.name != LOCK_FILE)
-    assert left == ["F2"], left  # no half-written partition, WAL or temp JSON file
+    # no half-written partition, WAL or temp JSON file; no lock file, and the directories
+    # the refused build created are gone with it
+    assert not data.exists(), sorted(p.name for p in data.rglob("*"))
 
 
 def test_builders_die_with_a_killed_generate(tmp_path):

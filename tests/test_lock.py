@@ -15,7 +15,7 @@ from wisconsin.store import TableSpec, lock
 HOLDER = """
 import sys, time
 from wisconsin.store import lock
-with lock.hold(sys.argv[1]):
+with lock.hold(sys.argv[1], shared=len(sys.argv) > 2):
     print("held", flush=True)
     time.sleep(120)
 """
@@ -35,8 +35,9 @@ def _wait_for_holder(path: Path, proc: subprocess.Popen, timeout: float = 60.0) 
     raise TimeoutError(f"nobody took {path}")
 
 
-def _start_holder(data: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(data)], stdout=subprocess.PIPE)
+def _start_holder(data: Path, shared: bool = False) -> subprocess.Popen:
+    cmd = [sys.executable, "-c", HOLDER, str(data), *(["shared"] if shared else [])]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
     assert proc.stdout.readline().strip() == b"held"
     return proc
 
@@ -124,7 +125,7 @@ def test_a_sigkilled_holder_does_not_leave_the_lock_stuck(tmp_path):
     assert (tmp_path / lock.LOCK_FILE).read_text().strip()  # its description is left behind
     with lock.hold(tmp_path):  # ... but not its lock
         assert str(os.getpid()) in (tmp_path / lock.LOCK_FILE).read_text()
-    assert (tmp_path / lock.LOCK_FILE).read_text() == ""  # released: no stale description
+    assert not (tmp_path / lock.LOCK_FILE).exists()  # released: the file goes with the lock
 
 
 def test_reentrant_in_one_process_and_released_after_an_error(tmp_path):
@@ -158,7 +159,7 @@ def test_a_missing_directory_is_not_created_by_a_run(tmp_path):
     assert not (tmp_path / "nope").exists()
 
 
-SHARED_HOLDER = HOLDER.replace("lock.hold(sys.argv[1])", "lock.hold(sys.argv[1], shared=True)")
+SHARED_HOLDER = HOLDER.replace("shared=len(sys.argv) > 2", "shared=True")
 
 
 @pytest.fixture(scope="module")
@@ -260,3 +261,47 @@ def test_a_table_shared_through_a_symlink_is_held_by_one_run(tmp_path):
     info = subprocess.run(_wisconsin("info", b / "F2", "--deep"), capture_output=True, text=True)
     assert info.returncode == 0, info.stdout + info.stderr
     assert "update pending" not in info.stdout
+
+
+def test_the_lock_file_exists_only_while_held(tmp_path):
+    """Released, the lock file is removed (a refused `info docs` or `run --data EMPTY` once
+    left one behind); a directory the hold created and nothing wrote to goes too."""
+    with lock.hold(tmp_path, shared=True), lock.hold(tmp_path / "x", create=True):
+        assert (tmp_path / lock.LOCK_FILE).exists()
+        assert (tmp_path / "x" / lock.LOCK_FILE).exists()
+    assert os.listdir(tmp_path) == []
+    with lock.hold(tmp_path / "a" / "b", create=True):
+        (tmp_path / "a" / "b" / "table").mkdir()  # the command wrote something: kept
+    assert os.listdir(tmp_path / "a" / "b") == ["table"]
+
+
+def test_a_reader_leaves_the_file_to_the_last_holder(tmp_path):
+    holder = _start_holder(tmp_path, shared=True)
+    with lock.hold(tmp_path, shared=True):
+        pass
+    assert (tmp_path / lock.LOCK_FILE).exists()  # the other reader still holds it
+    with pytest.raises(lock.DataDirBusy), lock.hold(tmp_path):
+        pass
+    holder.kill()
+    holder.wait()
+
+
+def test_a_lock_taken_on_a_file_removed_meanwhile_is_taken_again(tmp_path, monkeypatch):
+    """Open, then flock: a holder releasing between the two removes the file we opened. The
+    flock on that orphan would lock nothing a later command sees: the hold retries."""
+    real_flock, removed = lock.fcntl.flock, []
+
+    def flock(fd, op):
+        if not removed:
+            removed.append(1)
+            os.unlink(tmp_path / lock.LOCK_FILE)  # as a releasing holder does
+        return real_flock(fd, op)
+
+    monkeypatch.setattr(lock.fcntl, "flock", flock)
+    with lock.hold(tmp_path):
+        fd = os.open(tmp_path / lock.LOCK_FILE, os.O_RDONLY)
+        try:
+            with pytest.raises(BlockingIOError):  # the file on disk is the one we hold
+                real_flock(fd, lock.fcntl.LOCK_SH | lock.fcntl.LOCK_NB)
+        finally:
+            os.close(fd)

@@ -5,7 +5,8 @@ taken by every command that touches the table (run, generate, repair, info, expo
 two data directories that share a table through a symlink cannot use it at once.
 
 The lock is ``fcntl.flock`` on ``<data>/.wisconsin.lock``: the kernel drops it when the
-holder exits, however it exits (a SIGKILLed run leaves the file but not the lock). The
+holder exits, however it exits (a SIGKILLed run leaves the file but not the lock; the next
+command removes it). The file exists only while held: the last holder removes it. The
 holder writes its pid, host, command and start time into the file, so a refused second
 run can name it. The lock is re-entrant within one process (``bench`` generates, then
 runs), and advisory: it keeps `wisconsin` processes apart, nothing else. On NFS, flock
@@ -62,6 +63,8 @@ def hold(data_dir: str | os.PathLike, create: bool = False, shared: bool = False
     shared: a reader's lock (info, export): refused only while a writer holds it.
     """
     root = Path(data_dir)
+    # the directories this call creates (innermost first): removed again if left empty
+    made = [d for d in (root, *root.parents) if not d.exists()] if create else []
     if create:
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -70,6 +73,69 @@ def hold(data_dir: str | os.PathLike, create: bool = False, shared: bool = False
     if not root.is_dir():
         yield
         return
+    try:
+        with _hold(root, shared):
+            yield
+    finally:
+        for d in made:  # a command refused before it wrote anything leaves no directory
+            try:
+                d.rmdir()
+            except OSError:
+                break  # not empty: the command wrote there
+
+
+def _open_locked(path: Path, shared: bool) -> int | None:
+    """An fd holding the flock of the lock file at path (created if missing), or None
+    where this user cannot create it and a reader needs no lock. Retried when the file was
+    removed (by a holder releasing it) between our open and our flock: that lock would be
+    on a file no later command sees."""
+    for _ in range(100):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            if not shared:
+                raise WisconsinError(
+                    f"cannot lock {path.parent}: {path}: {exc.strerror or exc}"
+                ) from None
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                # A directory this user cannot write to: reading it needs no lock, as
+                # no wisconsin process of ours can write there either.
+                return None
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            details = _holder_details(fd)
+            os.close(fd)
+            raise DataDirBusy(
+                f"{path.parent} is in use by another wisconsin process: {details}; "
+                "wait for it to finish or stop it"
+            ) from None
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    raise WisconsinError(f"cannot lock {path.parent}: {path} keeps being replaced")
+
+
+def _release(fd: int, path: Path) -> None:
+    """Remove the lock file if no other process holds it (taken exclusively, without
+    waiting), then unlock: a lock file exists only while a command holds it. A reader
+    that cannot take it exclusively leaves it to the last holder."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return
+    with contextlib.suppress(OSError):
+        if os.stat(path).st_ino == os.fstat(fd).st_ino:
+            os.unlink(path)
+
+
+@contextlib.contextmanager
+def _hold(root: Path, shared: bool) -> Iterator[None]:
     key = os.path.realpath(root)
     # This process already holds it (bench: generate, then run; a run verifying a table).
     # A shared hold is never upgraded: no command reads first and then writes.
@@ -83,27 +149,11 @@ def hold(data_dir: str | os.PathLike, create: bool = False, shared: bool = False
             _held[key] = (fd, depth - 1)
         return
     path = root / LOCK_FILE
+    fd = _open_locked(path, shared)
+    if fd is None:
+        yield
+        return
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        if shared:
-            try:
-                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-            except OSError:
-                # A directory this user cannot write to: reading it needs no lock, as
-                # no wisconsin process of ours can write there either.
-                yield
-                return
-        else:
-            raise WisconsinError(f"cannot lock {root}: {path}: {exc.strerror or exc}") from None
-    try:
-        try:
-            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise DataDirBusy(
-                f"{root} is in use by another wisconsin process: {_holder_details(fd)}; "
-                "wait for it to finish or stop it"
-            ) from None
         if shared:
             # No writer holds it, so any description left is stale (a killed writer's):
             # a refused writer must not name it.
@@ -135,6 +185,7 @@ def hold(data_dir: str | os.PathLike, create: bool = False, shared: bool = False
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)
     finally:
+        _release(fd, path)
         os.close(fd)  # releases the flock
 
 
