@@ -676,6 +676,26 @@ def test_the_notes_on_blocks_and_repetitions():
     assert len(_notes([_row(reps_a=2, reps_b=40)])) == 1
 
 
+def test_a_detectable_slowdown_past_10x_says_the_blocks_are_too_few():
+    """2 blocks a side at Holm's level once printed 'about 1784397320.19x': a figure past
+    10x is named as too few blocks; at 10x it is still a figure; a range past 10x ends in
+    'more than 10x'."""
+    from wisconsin.analysis.metrics import Ratio
+
+    r = Ratio(1.0, 0.5, 2.0, False)
+
+    def last(*detect):
+        rows = [_row(blocks_a=2, blocks_b=3, time_ratio=r, detectable=d) for d in detect]
+        return _notes(rows)[0]
+
+    assert last(1784397320.19).endswith(
+        "; with 2 blocks on a side these points cannot show a slowdown smaller than 10x "
+        "(median over points): give each run more blocks (--blocks) for a test that can."
+    )
+    assert last(10.0).endswith("is about 10.00x (median over points, 10.00x-10.00x).")
+    assert last(1.5, 2.0, 11.0).endswith("about 2.00x (median over points, 1.50x-more than 10x).")
+
+
 def test_no_common_point_reads_without_a_geometric_mean():
     from wisconsin.workloads.wisconsin.compare import Comparison
 

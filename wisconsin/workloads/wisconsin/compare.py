@@ -262,6 +262,28 @@ def _detectable(r: Row, level: float) -> float | None:
     return float(math.exp(sps.t.ppf(1 - level / 2, df) * se))
 
 
+# Past this, a "smallest slowdown" is no figure a reader can use (2 blocks a side, df = 1 at
+# Holm's strictest level, once printed 1784397320.19x): say the blocks are too few instead.
+DETECTABLE_SHOWN_MAX = 10.0
+
+
+def _detectable_note(detect: list[float], fewest_blocks: int) -> str:
+    if not detect:
+        return ""
+    mid = detect[len(detect) // 2]
+    if mid > DETECTABLE_SHOWN_MAX:
+        return (
+            f"; with {fewest_blocks} blocks on a side these points cannot show a slowdown "
+            f"smaller than {DETECTABLE_SHOWN_MAX:.0f}x (median over points): give each run "
+            "more blocks (--blocks) for a test that can"
+        )
+    return (
+        f"; the smallest slowdown these blocks could show is about {mid:.2f}x (median over "
+        f"points, {detect[0]:.2f}x-"
+        + (f"{detect[-1]:.2f}x)" if detect[-1] <= DETECTABLE_SHOWN_MAX else "more than 10x)")
+    )
+
+
 def holm(ps: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values (family-wise error at most alpha)."""
     order = sorted(range(len(ps)), key=lambda i: ps[i])
@@ -394,13 +416,7 @@ def _document(c: Comparison) -> list[Section]:
                 f"{RUN_TO_RUN_LOG_SD:.0%} (SD) from one run to the next (measured, "
                 "docs/methodology.md), and the tests allow for it"
             )
-            + (
-                f"; the smallest slowdown these blocks could show is about "
-                f"{detect[len(detect) // 2]:.2f}x (median over points, "
-                f"{detect[0]:.2f}x-{detect[-1]:.2f}x)"
-                if detect
-                else ""
-            )
+            + _detectable_note(detect, min(min(r.blocks_a, r.blocks_b) for r in blocked))
             + "."
         )
     if len(blocked) < len(c.rows):
