@@ -310,8 +310,9 @@ def test_run_refuses_an_out_it_cannot_write_before_measuring(data, tmp_path):
 @pytest.mark.parametrize("workload", ["wisconsin", "debitcredit"])
 def test_bench_refuses_an_out_it_cannot_write_before_building(tmp_path, workload):
     for out in _unwritable_outs(tmp_path):
+        preset = ["--preset", "tiny"] if workload == "wisconsin" else []  # DC has none
         r = invoke(
-            "bench", "--workload", workload, "--preset", "tiny", "--partitions", "1",
+            "bench", "--workload", workload, *preset, "--partitions", "1",
             "--data", tmp_path / "data", "--out", out, "--quiet",
         )  # fmt: skip
         one_line_error(r, f"--out {out}: cannot write to")
@@ -891,3 +892,36 @@ def test_distinct_runs_are_not_taken_for_copies(request):
     # run_a and run_shm started in the same second on the same host, and are still two runs
     r = invoke("report", "--format", "json", fixtures / "run_a.json", fixtures / "run_shm.json")
     assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["run", "--repeat", "2", "--min-reps", "5"], ["--min-reps:", "--repeat runs exactly"]),
+        (["run", "--repeat", "2", "--target-ci", "0.1", "--max-reps", "9"],
+         ["--max-reps, --target-ci:", "drop them"]),
+        (["bench", "--repeat", "2", "--min-reps", "3"], ["--min-reps:", "--repeat"]),
+        (["bench", "--workload", "debitcredit", "--preset", "vlx", "--mode", "shared-memory",
+          "--cache", "warm", "--time-budget", "60", "--disk-budget", "1MB"],
+         ["--preset, --mode, --cache, --time-budget, --disk-budget:", "not used by"]),
+        (["info", "X", "--json", "--no-verify", "--deep"], ["--deep", "--no-verify", "give one"]),
+        (["report", "X.json", "--force"], ["--force replaces", "give --out"]),
+    ],
+)  # fmt: skip
+def test_a_flag_that_would_be_ignored_is_refused(tmp_path, args, fragments):
+    """Issue 45: these were accepted and silently ignored; each is one line, exit 2, before
+    anything is read or written."""
+    result = CliRunner().invoke(cli, [*args, "--data", str(tmp_path / "d")] if args[0] in
+                                ("run", "bench") else args, catch_exceptions=False)  # fmt: skip
+    one_line_error(result, *fragments)
+    assert not (tmp_path / "d").exists()
+
+
+def test_generate_says_when_the_rows_do_not_divide_evenly(tmp_path):
+    result = invoke("generate", "--kind", "F", "--rows", 1000, "--partitions", "3,2", "--data",
+                    tmp_path, "--quiet")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert f"{tmp_path / 'F3'}: 1,000 rows in 3 partitions of 333-334 rows (uneven: 1,000 / 3)" in (
+        result.output
+    )
+    assert f"{tmp_path / 'F2'}: 1,000 rows in 2 partitions\n" in result.output

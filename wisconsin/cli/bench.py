@@ -18,8 +18,11 @@ from wisconsin.cli.options import (
     _max_reps,
     _progress,
     data_option,
+    given,
     measurement_options,
     refuse_cold_in_memory,
+    refuse_ignored,
+    refuse_with_repeat,
 )
 from wisconsin.workloads import NAMES as WORKLOAD_NAMES
 from wisconsin.workloads.wisconsin.presets import DEFAULT_TIME_BUDGET_S
@@ -171,9 +174,15 @@ def bench(
     (a closed window judged unsteady is measured again, once).
     """
 
+    ctx = click.get_current_context()
     if workload == "debitcredit":
         if cluster_address is not None:
             raise click.UsageError("--workload debitcredit runs on this machine (no --cluster)")
+        refuse_ignored(
+            ctx,
+            [p.name for p in ctx.command.params if p.name not in DEBITCREDIT_OPTIONS],
+            "Wisconsin options, not used by --workload debitcredit",
+        )
         from wisconsin.workloads.debitcredit.pipeline import bench_command, scaled_branches
 
         if resume_path is not None:
@@ -217,7 +226,7 @@ def bench(
         raise click.UsageError(
             f"{', '.join(only_dc)}: DebitCredit options (--workload debitcredit)"
         )
-    ctx = click.get_current_context()
+    refuse_with_repeat(ctx)
     import time
 
     from wisconsin.measure.runner import RunOptions
@@ -427,12 +436,12 @@ def _announce_bench(plan, data_dir: str, out: str) -> None:
     )
 
 
+# what `bench --workload debitcredit` reads; any other option given is refused, not ignored
+DEBITCREDIT_OPTIONS = frozenset(
+    {"workload", "data_dir", "partitions", "seed", "repeat", "out", "quiet", "branches",
+     "scaled_tps", "step_seconds", "rule", "resume_path", "cluster_address"}
+)  # fmt: skip
+
+
 def _given(*names: str) -> list[str]:
-    """The options among `names` (parameter names) the user gave, as typed (--scaled)."""
-    ctx = click.get_current_context()
-    return [
-        p.opts[0]
-        for p in ctx.command.params
-        if p.name in names
-        and ctx.get_parameter_source(p.name) != click.core.ParameterSource.DEFAULT
-    ]
+    return given(click.get_current_context(), *names)

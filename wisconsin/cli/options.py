@@ -172,6 +172,36 @@ def measurement_options(fn):
     return fn
 
 
+def given(ctx: click.Context, *names: str) -> list[str]:
+    """The options among `names` (parameter names) the user gave, as typed (--min-reps)."""
+    return [
+        p.opts[0]
+        for p in ctx.command.params
+        if p.name in names
+        and ctx.get_parameter_source(p.name) != click.core.ParameterSource.DEFAULT
+    ]
+
+
+def refuse_ignored(ctx: click.Context, names, why: str) -> None:
+    """A UsageError naming every option among `names` the user gave: they would be
+    accepted and silently ignored (`why` says what instead)."""
+    ignored = given(ctx, *names)
+    if ignored:
+        raise click.UsageError(
+            f"{', '.join(ignored)}: {why}; drop {'it' if len(ignored) == 1 else 'them'}"
+        )
+
+
+def refuse_with_repeat(ctx: click.Context) -> None:
+    """--repeat fixes the rounds: the stop rule's options would be ignored."""
+    if given(ctx, "repeat"):
+        refuse_ignored(
+            ctx,
+            ("min_reps", "max_reps", "target_ci"),
+            "--repeat runs exactly that many rounds, so the stopping rule's options do nothing",
+        )
+
+
 def _max_reps(min_reps: int, max_reps: int) -> int:
     """--max-reps as given, refused below --min-reps (before bench builds anything); left at
     its default, at least --min-reps."""

@@ -42,6 +42,8 @@ def report(runs, fmt, full, out_file, force) -> None:
 
     from wisconsin import atomic, workloads
 
+    if force and out_file is None:
+        raise click.UsageError("--force replaces the file --out names: give --out, or drop --force")
     if out_file is None and fmt == "html" and _on_terminal():
         # A page of inline SVG is unreadable on a terminal; redirecting still prints it.
         click.echo(

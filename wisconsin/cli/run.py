@@ -20,6 +20,7 @@ from wisconsin.cli.options import (
     data_option,
     measurement_options,
     refuse_cold_in_memory,
+    refuse_with_repeat,
 )
 
 # --------------------------------------------------------------------------- run
@@ -189,6 +190,7 @@ def run_options(ctx: click.Context):
     from wisconsin.workloads.wisconsin.queries import CATALOG, QUERIES, parse_queries
 
     p = ctx.params
+    refuse_with_repeat(ctx)
     data_dir, cluster_address, partitions = p["data_dir"], p["cluster_address"], p["partitions"]
     refuse_cold_in_memory(p["cache"], data_dir, cluster_address)
     explicit = ctx.get_parameter_source("kinds")

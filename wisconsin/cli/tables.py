@@ -99,6 +99,9 @@ def generate(
         note = " (already built)" if m.name in result.reused_tables else ""
         owners = sorted({f"{p.worker}@{p.host}" for p in m.parts if p.worker})
         note += f" on {', '.join(owners)}" if owners else ""
+        sizes = sorted({p.rows for p in m.parts})
+        if len(sizes) > 1:  # the rows do not divide evenly: say how they were split
+            note += f" of {sizes[0]:,}-{sizes[-1]:,} rows (uneven: {m.rows:,} / {m.partitions})"
         click.echo(f"{Path(data_dir) / m.name}: {m.rows:,} rows in {m.partitions} partitions{note}")
     if result.rows_built:
         click.echo(
@@ -176,6 +179,8 @@ def info(
     from wisconsin import workloads
     from wisconsin.store import read_manifest
 
+    if no_verify and deep:
+        raise click.UsageError("--deep checks the files, --no-verify reads none: give one")
     if (name := workloads.of_table(table_dir)) != workloads.NAMES[0]:
         if cluster_address is not None or as_json or no_verify:
             raise click.UsageError("--cluster, --json and --no-verify are for Wisconsin tables")
