@@ -127,6 +127,16 @@ def test_info_verifies_and_catches_tampering(data, tmp_path):
     con.execute("UPDATE wisconsin SET stringu1 = 'x' WHERE unique2 = 7")
     con.close()
     one_line_error(invoke("info", target), "1 problem(s) found")
+    # --json carries what the check found, not only the manifest
+    r = CliRunner().invoke(cli, ["info", str(target), "--json", "--deep"])
+    found = json.loads(r.stdout)["verification"]
+    assert r.exit_code == 2 and found["checked"] == "deep" and found["ok"] is False
+    assert len(found["problems"]) == 1 and not found["update_pending"]
+    good = json.loads(invoke("info", data / "F2", "--json").output)["verification"]
+    assert good == {"checked": "cheap", "ok": True, "problems": [], "update_pending": False,
+                    "not_read": []}  # fmt: skip
+    unread = json.loads(invoke("info", data / "F2", "--json", "--no-verify").output)
+    assert unread["verification"]["checked"] == "none" and unread["verification"]["ok"] is None
 
 
 @pytest.mark.parametrize(

@@ -159,7 +159,12 @@ def _build(data_dir, specs, jobs, quiet, client, worker_data):
     is_flag=True,
     help="Also recompute the full content digest of both tables in every partition.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the manifest and what the check found (verification) as JSON.",
+)
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1),
@@ -210,7 +215,17 @@ def info(
     else:
         m, problems = verify_table(table_dir, deep=deep)
     if as_json:
-        click.echo(json.dumps(dataclasses.asdict(m), indent=1))
+        # the manifest, and what the check found (a script must not take the one for the other)
+        pending = not no_verify and not DecisionLog(table_dir).is_empty()
+        remote = [p.index for p in m.parts if p.worker] if cluster_address is None else []
+        check = {
+            "checked": "none" if no_verify else ("deep" if deep else "cheap"),
+            "ok": None if no_verify else not problems and not pending,
+            "problems": list(problems),
+            "update_pending": pending,
+            "not_read": remote,  # partitions on cluster workers, unread without --cluster
+        }
+        click.echo(json.dumps({**dataclasses.asdict(m), "verification": check}, indent=1))
     else:
         click.echo(
             f"{m.name}: kind {m.kind}, {m.rows:,} rows, {m.partitions} partitions, "
