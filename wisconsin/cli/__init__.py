@@ -9,6 +9,7 @@ from __future__ import annotations
 from wisconsin.cli.ab import ab
 from wisconsin.cli.app import cli, main
 from wisconsin.cli.bench import bench
+from wisconsin.cli.housekeeping import list_command, remove
 from wisconsin.cli.options import DEFAULT_OUT
 from wisconsin.cli.reading import audit, compare, plot, report
 from wisconsin.cli.run import _print_run_summary, run_command
@@ -16,6 +17,7 @@ from wisconsin.cli.tables import export, generate, info, repair
 
 for _command in (
     generate, info, repair, export, bench, run_command, ab, report, plot, compare, audit,
+    list_command, remove,
 ):  # fmt: skip
     cli.add_command(_command)
 

@@ -1,0 +1,234 @@
+"""What the tool built under a directory, and removing it: `wisconsin list` and `remove`.
+
+Each thing is recognised by what it holds, never by name alone: a Wisconsin table by its
+manifest (or, half-built, by a table name and nothing but partition files), a DebitCredit
+database by its manifest's workload, a run file by its JSON, Dask's log directories by the
+prefix the engine gives them. `remove` deletes only those, under their locks (a table in
+use is refused), and refuses a directory holding anything else, naming it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from wisconsin import WisconsinError, workloads
+from wisconsin.store import KINDS, MANIFEST, lock
+
+TABLE_NAME = re.compile(rf"[{''.join(KINDS)}][0-9]+")
+LOGS_PREFIX = ".wisconsin-logs-"  # cluster/logs.py: a run's Dask log directory
+PROBE = "_probe"  # bench's calibration tables: a data directory of their own
+# what a table directory may hold besides its partitions while a build is unfinished
+PARTITION_FILE = re.compile(r"part-[0-9]+\.duckdb.*")
+# everything a built table or database holds: partitions (and DuckDB's WAL and temporary
+# names), per-partition expectations, the manifest, the update journal, the ack log
+TABLE_ENTRY = re.compile(r"part-[0-9]+\.(duckdb|json).*|manifest\.json.*|_txlog|_acklog")
+
+
+@dataclass(frozen=True)
+class Item:
+    path: Path
+    kind: str  # "wisconsin table", "debitcredit database", "wisconsin run", ...
+    size_bytes: int
+    state: str  # "verified", "damaged: ...", "in use", "incomplete", "complete", ...
+
+
+def disk_bytes(path: Path) -> int:
+    """Bytes on disk under path (files once each; symlinks not followed)."""
+    if path.is_symlink() or path.is_file():
+        return path.lstat().st_blocks * 512
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            with contextlib.suppress(OSError):  # gone meanwhile
+                total += (Path(root) / f).lstat().st_blocks * 512
+    return total
+
+
+def table_kind(d: Path) -> str | None:
+    """'wisconsin table' / 'debitcredit database' / 'unfinished table' for a directory the
+    tool built as one, else None."""
+    if not d.is_dir() or d.is_symlink():
+        return None
+    if (d / MANIFEST).is_file():
+        return (
+            "debitcredit database"
+            if workloads.of_table(d) == "debitcredit"
+            else ("wisconsin table")
+        )
+    if TABLE_NAME.fullmatch(d.name):
+        names = [p.name for p in d.iterdir()]
+        if all(PARTITION_FILE.fullmatch(n) or n == lock.LOCK_FILE for n in names):
+            return "unfinished table"  # a build killed before its manifest
+    return None
+
+
+def file_kind(p: Path) -> str | None:
+    """What kind of run file p is, or None (not one of the tool's)."""
+    if p.name.endswith(".json.journal"):
+        return "run journal"
+    if p.suffix not in (".json", ".partial") or not p.is_file():
+        return None
+    try:
+        with open(p, "rb") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    if data.get("kind") == "ab":
+        return "a/b file"
+    if data.get("workload") == "debitcredit" and "results" in data:
+        return "debitcredit run" + (" (progress)" if p.suffix == ".partial" else "")
+    if "measurements" in data and "config" in data:
+        return "wisconsin run"
+    return None
+
+
+def _table_state(d: Path, kind: str, verify: bool) -> str:
+    if kind == "unfinished table":
+        return "incomplete: no manifest (`wisconsin generate` finishes it)"
+    try:
+        with lock.hold_tables([d], shared=True):
+            if not verify:
+                return "not checked"
+            if kind == "debitcredit database":
+                from wisconsin.workloads.debitcredit.tables import inspect
+
+                state = inspect(d)
+                bad = state.problems + (
+                    [f"{state.pending} halves pending"] if state.pending else []
+                )
+            else:
+                from wisconsin.store.check import verify_table
+                from wisconsin.store.updates import DecisionLog
+
+                _, bad = verify_table(d)
+                bad += [] if DecisionLog(d).is_empty() else ["an update is pending"]
+    except lock.DataDirBusy:
+        return "in use"
+    except WisconsinError as exc:
+        return f"damaged: {exc}"
+    return (
+        f"damaged: {bad[0]}" + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "")
+        if bad
+        else ("verified")
+    )
+
+
+def _run_state(p: Path, kind: str) -> str:
+    if kind in ("run journal", "debitcredit run (progress)"):
+        return "incomplete"
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, ValueError):
+        return "unreadable"
+    status = data.get("status", "complete")
+    return status if isinstance(status, str) else "unreadable"
+
+
+def walk(root: Path, verify: bool = True, depth: int = 4) -> Iterator[Item]:
+    """Everything the tool built under root, tables before the files beside them."""
+    root = Path(root)
+    if (kind := table_kind(root)) is not None:
+        yield Item(root, kind, disk_bytes(root), _table_state(root, kind, verify))
+        return
+    if not root.is_dir():
+        kind = file_kind(root)
+        if kind is None:
+            raise WisconsinError(f"{root}: not a table, run file or directory of the tool's")
+        yield Item(root, kind, disk_bytes(root), _run_state(root, kind))
+        return
+    try:
+        entries = sorted(root.iterdir())
+    except OSError as exc:
+        raise WisconsinError(f"cannot read {root}: {exc.strerror or exc}") from None
+    for e in entries:
+        if e.is_symlink():
+            continue
+        if e.is_dir():
+            if e.name.startswith(LOGS_PREFIX):
+                yield Item(e, "dask logs", disk_bytes(e), "left by a run")
+            elif (kind := table_kind(e)) is not None:
+                yield Item(e, kind, disk_bytes(e), _table_state(e, kind, verify))
+            elif depth > 1 and not e.name.startswith("."):
+                yield from walk(e, verify, depth - 1)
+        elif (kind := file_kind(e)) is not None:
+            yield Item(e, kind, disk_bytes(e), _run_state(e, kind))
+
+
+def _foreign(d: Path) -> str | None:
+    """The first entry of directory d that the tool did not build, or None."""
+    for e in sorted(d.iterdir()):
+        if e.name == lock.LOCK_FILE or (e.is_dir() and e.name.startswith(LOGS_PREFIX)):
+            continue
+        if e.is_symlink():
+            return str(e)
+        if e.is_dir() and (table_kind(e) is not None):
+            inside = [x for x in e.iterdir() if x.name != lock.LOCK_FILE]
+            stray = sorted(x for x in inside if not TABLE_ENTRY.fullmatch(x.name))
+            if stray:
+                return str(stray[0])
+            continue
+        if e.is_dir() and e.name == PROBE and _foreign(e) is None:
+            continue
+        return str(e)
+    return None
+
+
+def remove(path: str | os.PathLike) -> list[str]:
+    """Remove a table, a DebitCredit database, a run's log directory or a data directory
+    holding only what the tool built; one line per thing removed. Refused in one line
+    (WisconsinError), removing nothing: anything else, or a table in use."""
+    p = Path(path)
+    if p.is_symlink() or not p.exists():
+        raise WisconsinError(
+            f"{p}: no such table or data directory"
+            + (" (a symlink: remove it with rm)" if p.is_symlink() else "")
+        )
+    if not p.is_dir():
+        raise WisconsinError(f"{p}: not a table or data directory (run files are removed with rm)")
+    if p.name.startswith(LOGS_PREFIX):
+        shutil.rmtree(p)
+        return [f"removed {p} (dask logs)"]
+    if (kind := table_kind(p)) is not None:
+        bad = [e.name for e in p.iterdir() if not TABLE_ENTRY.fullmatch(e.name)]
+        bad = [n for n in bad if n != lock.LOCK_FILE]
+        if bad:
+            raise WisconsinError(
+                f"{p} holds {p / sorted(bad)[0]}, which wisconsin did not build: nothing removed"
+            )
+        size = disk_bytes(p)
+        with lock.hold(p.absolute().parent), lock.hold_tables([p]):
+            shutil.rmtree(p)
+        return [f"removed {p} ({kind}, {size / 1e6:,.1f} MB)"]
+    if (bad := _foreign(p)) is not None:
+        raise WisconsinError(
+            f"{p} holds {bad}, which wisconsin did not build: nothing removed (remove "
+            "the tables in it one by one with `wisconsin remove`)"
+        )
+    if not any(e.name != lock.LOCK_FILE for e in p.iterdir()):
+        raise WisconsinError(f"{p} holds nothing wisconsin built: nothing removed")
+    size = disk_bytes(p)
+    probe = p / PROBE
+    with lock.hold(p), lock.hold(probe) if probe.is_dir() else _nothing():
+        tables = [
+            e
+            for d in (p, probe)
+            if d.is_dir()
+            for e in d.iterdir()
+            if e.is_dir() and table_kind(e) is not None
+        ]
+        with lock.hold_tables(tables):  # refused if any is in use, before anything goes
+            shutil.rmtree(p)
+    return [f"removed {p} (data directory: {len(tables)} tables, {size / 1e6:,.1f} MB)"]
+
+
+def _nothing():
+    return contextlib.nullcontext()
