@@ -228,8 +228,9 @@ def test_bench_tiny_golden(tmp_path):
     result = _invoke(args)
     assert result.exit_code == 0, (result.output, result.stderr)
     _golden("bench_tiny.txt", mask_bench(result.stdout, data, out))
-    # stderr: timestamped progress lines, in the rounds' clock-seeded order; each
-    # (round, table, query) appears once.
+    # stderr: timestamped progress lines, piped: one as each phase starts and ends and at
+    # most one every LOG_EVERY_S seconds between, naming the step then running (issue 45:
+    # a line per step was hundreds of lines a bench)
     steps = re.findall(
         r"^\[\d\d:\d\d:\d\d\] (shared-nothing [^:]+: [FG]\d+/\w+): ", result.stderr, re.M
     )
@@ -240,7 +241,7 @@ def test_bench_tiny_golden(tmp_path):
         for p in (2, 4, 8, 16)
         for q in ("scan", "select", "average", "update", "join")
     }
-    assert set(steps) == expected
+    assert steps and set(steps) <= expected and len(steps) < len(expected) / 2, steps
     assert "F2, F4, F8, F16, G2, G4, G8, G16: 230,000/230,000 (100%)" in result.stderr
     # one run file, its report beside it
     runs = sorted(out.glob("*.json"))

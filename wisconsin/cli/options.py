@@ -288,66 +288,95 @@ def _engine_config(
     )
 
 
-LOG_EVERY_S = 15.0
+LOG_EVERY_S = 10.0
+
+
+class _Phase:
+    """Where the job is in its current phase (a build, a run's rounds): callers count (done,
+    total) within one phase, so a new phase starts when the total changes or done goes back."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.started, self.base, self.done, self.total = self.clock(), 0, -1, -1
+
+    def update(self, done: int, total: int) -> bool:
+        """True when this update starts a new phase."""
+        new = total != self.total or done < self.done
+        if new:
+            self.started, self.base = self.clock(), done
+        self.done, self.total = done, total
+        return new
+
+    def remaining(self) -> str:
+        """Time left at this phase's rate so far ('' until it can be told)."""
+        elapsed, did = self.clock() - self.started, self.done - self.base
+        if did <= 0 or elapsed < 1.0 or self.done >= self.total:
+            return ""
+        left = elapsed * (self.total - self.done) / did
+        return f"~{left / 60:.1f} min left" if left >= 90 else f"~{left:.0f} s left"
 
 
 def _log_lines(stream) -> Callable[[str, int, int], None]:
     """Progress as plain timestamped lines, for output that is not a terminal: one when a
-    step starts or ends and at most one every LOG_EVERY_S seconds in between."""
+    phase starts or ends and at most one every LOG_EVERY_S seconds in between, with the
+    percentage and the time left."""
     import time
     from datetime import datetime
 
-    state = {"label": None, "at": 0.0}
+    phase, state = _Phase(), {"at": 0.0, "finished": None}
 
     def update(label: str, done: int, total: int) -> None:
         now = time.monotonic()
-        new, finished = label != state["label"], done >= total > 0
-        if not (new or finished or now - state["at"] >= LOG_EVERY_S):
+        new, finished = phase.update(done, total), done >= total > 0
+        due = now - state["at"] >= LOG_EVERY_S
+        if not (new or due or (finished and not state["finished"])):
             return
-        if finished and not new and state.get("finished") == label:
-            return
-        state.update(label=label, at=now, finished=label if finished else None)
+        state.update(at=now, finished=finished)
         pct = f" ({100 * done / total:.0f}%)" if total else ""
+        left = phase.remaining()
         stamp = datetime.now().strftime("%H:%M:%S")
-        click.echo(f"[{stamp}] {label}: {done:,}/{total:,}{pct}", file=stream)
+        click.echo(
+            f"[{stamp}] {label}: {done:,}/{total:,}{pct}" + (f", {left}" if left else ""),
+            file=stream,
+        )
 
     return update
 
 
 @contextlib.contextmanager
 def _progress(quiet: bool) -> Iterator:
-    """Yields a (label, done, total) callback: a rich progress bar with rows/s on a
-    terminal, timestamped log lines on stderr when it is redirected, None when quiet."""
+    """Yields a (label, done, total) callback: on a terminal one live bar for the whole job,
+    replaced in place (the current step beside it, elapsed and time left), gone when the
+    job ends; timestamped log lines on stderr when it is redirected; None when quiet."""
     if quiet:
         yield None
         return
     if not sys.stderr.isatty():
         yield _log_lines(sys.stderr)
         return
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        TaskProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
         TaskProgressColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
+        TextColumn("{task.fields[left]}"),
     )
-    with Progress(*columns, transient=False) as bar:
-        tasks: dict[str, int] = {}
+    with Progress(*columns, transient=True) as bar:
+        phase = _Phase()
+        task = bar.add_task("", total=1, left="")
 
         def update(label: str, done: int, total: int) -> None:
-            if label not in tasks:
-                tasks[label] = bar.add_task(label, total=max(total, 1), rate="")
-            task = bar.tasks[tasks[label]]
-            elapsed = task.elapsed or 0.0
-            rate = f"{done / elapsed / 1e6:.2f} M rows/s" if elapsed > 0.5 and done else ""
-            bar.update(tasks[label], completed=done, total=max(total, 1), rate=rate)
+            if phase.update(done, total):
+                bar.reset(task, total=max(total, 1), completed=done)
+            bar.update(
+                task,
+                description=label,
+                completed=done,
+                total=max(total, 1),
+                left=phase.remaining(),
+            )
 
         yield update
