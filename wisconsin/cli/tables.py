@@ -17,6 +17,7 @@ from wisconsin.cli.options import (
     _kinds,
     _progress,
     data_option,
+    duckdb_dir,
 )
 
 # --------------------------------------------------------------------------- generate
@@ -149,7 +150,7 @@ def _build(data_dir, specs, jobs, quiet, client, worker_data):
 
 
 @click.command()
-@click.argument("table_dir", type=click.Path())
+@click.argument("table_dir", type=click.Path(), callback=duckdb_dir)
 @click.option("--no-verify", is_flag=True, help="Print the manifest without re-reading the files.")
 @click.option(
     "--deep",
@@ -260,7 +261,7 @@ def _pending_line(table_dir) -> str:
 
 
 @click.command()
-@click.argument("table_dir", type=click.Path())
+@click.argument("table_dir", type=click.Path(), callback=duckdb_dir)
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
@@ -307,11 +308,12 @@ def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -
 
 
 @click.command()
-@click.argument("table_dir", type=click.Path())
+@click.argument("table_dir", type=click.Path(), callback=duckdb_dir)
 @click.option(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False),
+    callback=duckdb_dir,
     required=True,
     help="Directory for part-NNN.parquet files.",
 )

@@ -28,6 +28,7 @@ import xxhash
 
 from wisconsin import WisconsinError, atomic, generator, jsonfields
 from wisconsin.jsonfields import utc_now
+from wisconsin.sqltext import db_path, ident
 from wisconsin.store import lock
 
 MANIFEST_VERSION = 1
@@ -413,11 +414,12 @@ def export_parquet(table_dir: str | os.PathLike, out_dir: str | os.PathLike) -> 
         sources.append(src)
 
     def copy(i: int, tmp: Path) -> None:
-        con = duckdb.connect(str(sources[i]), read_only=True, config={"threads": 1})
+        con = duckdb.connect(db_path(sources[i]), read_only=True, config={"threads": 1})
         try:
             con.execute(
-                f"COPY (SELECT * FROM {m.table} ORDER BY unique2) TO '{tmp}' "
-                "(FORMAT parquet, COMPRESSION zstd)"
+                f"COPY (SELECT * FROM {ident(m.table)} ORDER BY unique2) TO ? "
+                "(FORMAT parquet, COMPRESSION zstd)",
+                [db_path(tmp)],
             )
         finally:
             con.close()
