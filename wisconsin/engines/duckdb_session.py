@@ -223,10 +223,9 @@ class PartitionSession:
                 self.con.execute("ROLLBACK")
 
     def has_committed(self, txid: str) -> bool:
-        (n,) = self.con.execute(
-            f"SELECT count(*) FROM {TXN_TABLE} WHERE txid = ?", [txid]
-        ).fetchone()
-        return bool(n)
+        # fetchall: a result read only in part holds the connection (DuckDB 2.0)
+        sql = f"SELECT count(*) FROM {TXN_TABLE} WHERE txid = ?"
+        return bool(self.con.execute(sql, [txid]).fetchall()[0][0])
 
     def prune_markers(self) -> None:
         """Drop commit markers once recovery has run: only a pending decision needs them."""
