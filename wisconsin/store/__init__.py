@@ -12,7 +12,9 @@ See docs/storage.md for the contract.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import hashlib
 import json
 import os
@@ -421,8 +423,24 @@ def export_parquet(table_dir: str | os.PathLike, out_dir: str | os.PathLike) -> 
                 "(FORMAT parquet, COMPRESSION zstd)",
                 [db_path(tmp)],
             )
+        except duckdb.IOException as exc:  # a full disk: write_all's one line names the file
+            raise _os_error(exc) from None
         finally:
             con.close()
 
     targets = [Path(out_dir) / f"part-{p.index:03d}.parquet" for p in m.parts]
     return write_all(targets, copy, error=StoreError)
+
+
+def _os_error(exc: Exception) -> OSError:
+    """A DuckDB IO error as the OSError it reports: its text holds a JSON object with the
+    errno (DuckDB 2.0), else only the words."""
+    text = str(exc)
+    code = 0
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        code = int(json.loads(text[text.index("{") : text.rindex("}") + 1]).get("errno", 0))
+    if not code and "No space left on device" in text:
+        code = errno.ENOSPC
+    if code:
+        return OSError(code, os.strerror(code))
+    return OSError((text.strip().splitlines() or [type(exc).__name__])[0])
