@@ -145,6 +145,12 @@ def test_debitcredit_bench_info_repair_and_check(root):
     _nothing_stray(root)
 
 
+def test_an_error_naming_a_path_with_a_newline_is_one_line(root):
+    res = _cli(root, "info", str(Path(HOSTILE["mixed"]) / "F2"))
+    assert res.exit_code == 2
+    assert res.output.splitlines() == ['Error: a "b"; c\\ne f/F2: no such table directory']
+
+
 # --------------------------------------------------------------------------- refused paths
 
 

@@ -6,8 +6,11 @@ file name DuckDB is given goes through db_path() first."""
 from __future__ import annotations
 
 import os
+import re
 
 from wisconsin import WisconsinError
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 # Characters DuckDB does not take as part of a local file name (DuckDB 2.0, any platform).
 _MISREAD = {
@@ -35,9 +38,7 @@ def ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def shown(path: str | os.PathLike) -> str:
-    """path as one line of a message: a newline or other control character in it escaped."""
-    text = os.fspath(path)
-    if text.isprintable():
-        return text
-    return repr(text)[1:-1]
+def shown(text: str | os.PathLike) -> str:
+    """A path (or a message naming one) as one line: a newline or other control character
+    in it written as its escape (\\n), the rest as it is."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], os.fspath(text))
