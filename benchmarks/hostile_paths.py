@@ -1,7 +1,7 @@
 """Issue 43's injection, replayed: every table verb on data paths that hold SQL quotes.
 
-For each hostile data path (the issue's injection string, a plain `it's`, and one with `"`,
-`;`, a backslash, a newline and a space), in a fresh scratch directory that is also the
+For each hostile data path (the issue's injection string, a plain `it's`, one with `"`, `;`,
+a newline and a space, one with a backslash), in a fresh scratch directory that is also the
 commands' working directory, run generate, info, info --deep, repair, export, run in both
 modes and report; print each command's exit status and last stderr line; then list every
 file the commands created outside the data, export and output directories (a `pwned.csv`
@@ -29,7 +29,8 @@ INJECTION = "P/inj/q' AS p9; COPY (SELECT 42 AS x) TO 'pwned.csv'; ATTACH 'z"
 PATHS = {
     "injection": INJECTION,
     "apostrophe": "it's",
-    "mixed": 'a "b"; c\\d\ne f',
+    "mixed": 'a "b"; c\ne f',
+    "backslash": "c\\d",  # DuckDB reads it as c/d: refused in one line, naming c\d
 }
 
 
