@@ -58,6 +58,7 @@ def _cluster_options(worker_data: bool):
                 click.option(
                     "--worker-data",
                     default=None,
+                    callback=duckdb_dir,
                     help="Data root on each worker host, unless the worker's "
                     "$WISCONSIN_DATA_DIR is set (default: the --data path). See docs/cluster.md.",
                 )
