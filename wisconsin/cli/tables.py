@@ -319,7 +319,7 @@ def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -
 )
 def export(table_dir, out_dir) -> None:
     """Write a table to Parquet, one file per partition, for other engines."""
-    from wisconsin.store import export_parquet
+    from wisconsin.store.export import export_parquet
 
     for path in export_parquet(table_dir, out_dir):
         click.echo(str(path))
