@@ -101,3 +101,16 @@ def test_duckdb_hitting_a_full_disk_mid_run_is_one_line_and_the_table_stays(tmp_
         deep = CliRunner().invoke(cli, ["info", str(mnt / "data" / "F2"), "--deep"])
         assert deep.exit_code == 0, deep.output
         assert "verified: every partition matches the manifest (full content" in deep.output
+
+
+def test_export_onto_a_full_disk_is_one_line_naming_the_file(tmp_path, full_disk):
+    """DuckDB's COPY hit ENOSPC: the line was its raw JSON error ("Async write failed ...
+    {"exception_type":"IO", ...}"). Now write_all's line naming the file, and nothing left."""
+    build_tables(tmp_path / "data", [TableSpec("F", 2000, 1, 7)], jobs=1)
+    out = full_disk / "parquet"
+    res = CliRunner().invoke(cli, ["export", str(tmp_path / "data" / "F1"), "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert res.output.strip().splitlines() == [
+        f"Error: cannot write {out}/part-000.parquet: No space left on device"
+    ]
+    assert [p.name for p in full_disk.iterdir()] == ["filler"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from wisconsin import WisconsinError, atomic, generator, jsonfields
+from wisconsin.sqltext import db_path
 from wisconsin.store import (
     COPY_TABLE,
     RANGES,
@@ -157,7 +158,7 @@ def build_partition(
     # (pagecache.WrittenPagesDropper says why); drop_pages=False for benchmarks only.
     dropping = pagecache.WrittenPagesDropper([tmp, Path(str(tmp) + ".wal")])
     with dropping if drop_pages else contextlib.nullcontext():
-        con = duckdb.connect(str(tmp), config=config or build_config(memory_limit))
+        con = duckdb.connect(db_path(tmp), config=config or build_config(memory_limit))
         try:
             con.execute("SET enable_progress_bar = false")  # workers must not draw on the terminal
             con.execute("PRAGMA force_compression='uncompressed'")

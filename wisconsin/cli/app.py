@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from wisconsin import WisconsinError, __version__, interrupts, outputs
+from wisconsin import WisconsinError, __version__, interrupts, outputs, sqltext
 
 click.ClickException.exit_code = 2
 
@@ -35,7 +35,8 @@ class _Group(click.Group):
             interrupts.check()  # a ^C raised where Python discarded it is still a ^C
             return done
         except WisconsinError as exc:
-            raise click.ClickException(_naming_kept_logs(str(exc))) from None
+            # one line even where it names a path holding a newline
+            raise click.ClickException(sqltext.shown(_naming_kept_logs(str(exc)))) from None
         except Exception as exc:
             duckdb = sys.modules.get("duckdb")
             if duckdb is not None and isinstance(exc, duckdb.Error):

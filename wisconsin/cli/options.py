@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import click
 
-from wisconsin import engines
+from wisconsin import WisconsinError, engines, sqltext
 
 # --------------------------------------------------------------------------- parsing helpers
 
@@ -58,6 +58,7 @@ def _cluster_options(worker_data: bool):
                 click.option(
                     "--worker-data",
                     default=None,
+                    callback=duckdb_dir,
                     help="Data root on each worker host, unless the worker's "
                     "$WISCONSIN_DATA_DIR is set (default: the --data path). See docs/cluster.md.",
                 )
@@ -255,11 +256,23 @@ def refuse_cold_in_memory(cache: str, data_dir: str, cluster_address) -> None:
         )
 
 
+def duckdb_dir(ctx, param, value: str | None) -> str | None:
+    """A directory whose files DuckDB opens: refused before anything is created under it
+    if DuckDB would open other files than the ones named (sqltext.db_path)."""
+    if value is not None:
+        try:
+            sqltext.db_path(value)
+        except WisconsinError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
+
 def data_option(help_text: str):
     return click.option(
         "--data",
         "data_dir",
         type=click.Path(file_okay=False),
+        callback=duckdb_dir,
         default="wisconsin-data",
         show_default=True,
         help=help_text,

@@ -17,6 +17,7 @@ from wisconsin.cli.options import (
     _kinds,
     _progress,
     data_option,
+    duckdb_dir,
 )
 
 # --------------------------------------------------------------------------- generate
@@ -152,7 +153,7 @@ def _build(data_dir, specs, jobs, quiet, client, worker_data):
 
 
 @click.command()
-@click.argument("table_dir", type=click.Path())
+@click.argument("table_dir", type=click.Path(), callback=duckdb_dir)
 @click.option("--no-verify", is_flag=True, help="Print the manifest without re-reading the files.")
 @click.option(
     "--deep",
@@ -280,7 +281,7 @@ def _pending_line(table_dir) -> str:
 
 
 @click.command()
-@click.argument("table_dir", type=click.Path())
+@click.argument("table_dir", type=click.Path(), callback=duckdb_dir)
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
@@ -327,17 +328,18 @@ def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -
 
 
 @click.command()
-@click.argument("table_dir", type=click.Path())
+@click.argument("table_dir", type=click.Path(), callback=duckdb_dir)
 @click.option(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False),
+    callback=duckdb_dir,
     required=True,
     help="Directory for part-NNN.parquet files.",
 )
 def export(table_dir, out_dir) -> None:
     """Write a table to Parquet, one file per partition, for other engines."""
-    from wisconsin.store import export_parquet
+    from wisconsin.store.export import export_parquet
 
     for path in export_parquet(table_dir, out_dir):
         click.echo(str(path))

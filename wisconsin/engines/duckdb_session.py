@@ -16,6 +16,7 @@ import duckdb
 
 from wisconsin import WisconsinError, store
 from wisconsin.engines.base import CommitReport, PartitionReport
+from wisconsin.sqltext import db_path, ident
 from wisconsin.statement import Statement
 from wisconsin.store import pagecache
 
@@ -91,7 +92,9 @@ class PartitionSession:
     def open(cls, path: str, threads: int = 1, memory_limit: str = "1GB") -> PartitionSession:
         if not Path(path).is_file():
             raise FileNotFoundError(f"partition file {path} is missing")
-        con = duckdb.connect(path, config={"threads": threads, "memory_limit": memory_limit})
+        con = duckdb.connect(
+            db_path(path), config={"threads": threads, "memory_limit": memory_limit}
+        )
         # A statement over 2 s would draw a progress bar (on the user's terminal, from a
         # worker too) and pay for rendering it inside the timed statement.
         con.execute("SET enable_progress_bar = false")
@@ -110,7 +113,7 @@ class PartitionSession:
         started = time.time()
         self._profile(stmt.profile)
         for name, value in stmt.settings:
-            self.con.execute(f"SET {name} = '{value}'")
+            self.con.execute(f"SET {ident(name)} = ?", [value])
         reset_peak_rss()
         io0 = pagecache.read_bytes()
         cpu0 = time.process_time()
@@ -124,7 +127,7 @@ class PartitionSession:
             profile = json.loads(self.con.get_profiling_information())
             scanned, scans, projections = _scan_stats(profile)
         for name, _ in stmt.settings:
-            self.con.execute(f"RESET {name}")
+            self.con.execute(f"RESET {ident(name)}")
         return PartitionReport(
             engine_s=engine_s,
             cpu_s=cpu_s,
@@ -152,14 +155,16 @@ class PartitionSession:
         primary-key index and other tables in the file are not counted. Reads only
         metadata: call it before evicting, not between eviction and a cold statement."""
         db = table.rpartition(".")[0]
-        where = f"database_name = '{db}'" if db else "database_name = current_database()"
         (block_size,) = self.con.execute(
-            f"SELECT block_size FROM pragma_database_size() WHERE {where}"
+            "SELECT block_size FROM pragma_database_size() "
+            "WHERE database_name = coalesce(?, current_database())",
+            [db or None],
         ).fetchone()
-        info = f"pragma_storage_info('{table}')"
         (blocks,) = self.con.execute(
-            f"SELECT count(DISTINCT b) FROM (SELECT block_id AS b FROM {info} WHERE block_id >= 0 "
-            f"UNION ALL SELECT unnest(additional_block_ids) FROM {info})"
+            "SELECT count(DISTINCT b) FROM (SELECT block_id AS b FROM pragma_storage_info($1) "
+            "WHERE block_id >= 0 UNION ALL SELECT unnest(additional_block_ids) "
+            "FROM pragma_storage_info($1))",
+            [table],
         ).fetchone()
         return int(blocks) * int(block_size)
 
@@ -190,7 +195,7 @@ class PartitionSession:
             # The marker is the transaction's own database work (it commits with the
             # update, and a cold one reads its table first): engine time, like the COMMIT.
             t0, cpu0 = time.perf_counter(), time.process_time()
-            self.con.execute(f"INSERT INTO {TXN_TABLE} VALUES ('{txid}')")
+            self.con.execute(f"INSERT INTO {TXN_TABLE} VALUES (?)", [txid])
             out = dataclasses.replace(
                 out,
                 engine_s=out.engine_s + time.perf_counter() - t0,
@@ -218,7 +223,9 @@ class PartitionSession:
                 self.con.execute("ROLLBACK")
 
     def has_committed(self, txid: str) -> bool:
-        return bool(self.query(f"SELECT count(*) FROM {TXN_TABLE} WHERE txid = '{txid}'")[0][0])
+        # fetchall: a result read only in part holds the connection (DuckDB 2.0)
+        sql = f"SELECT count(*) FROM {TXN_TABLE} WHERE txid = ?"
+        return bool(self.con.execute(sql, [txid]).fetchall()[0][0])
 
     def prune_markers(self) -> None:
         """Drop commit markers once recovery has run: only a pending decision needs them."""

@@ -25,6 +25,7 @@ from wisconsin.engines import commit
 from wisconsin.engines.base import NOOP, EngineConfig, StepResult, inject, timed_update
 from wisconsin.engines.duckdb_session import PartitionSession, memory_share
 from wisconsin.runfiles.runfile import HostInfo, Topology
+from wisconsin.sqltext import db_path
 from wisconsin.statement import BindableQuery, Statement
 from wisconsin.store import Manifest, StoreError, pagecache, partition_path
 
@@ -83,8 +84,8 @@ class SharedMemoryEngine:
             # ATTACH creates a missing file: never let a run make an empty partition.
             if not path.is_file():
                 raise StoreError(f"{manifest.name} partition {p.index}: {path} is missing")
-            self.con.execute(f"ATTACH '{path}' AS p{p.index}")
-        self.con.execute(f"ATTACH '{self.result_file}' AS results")
+            self.con.execute(f"ATTACH ? AS p{p.index}", [db_path(path)])
+        self.con.execute("ATTACH ? AS results", [db_path(self.result_file)])
         for name in (manifest.table, manifest.copy_table):
             union = " UNION ALL ".join(f"SELECT * FROM p{p.index}.{name}" for p in manifest.parts)
             self.con.execute(f"CREATE VIEW all_{name} AS {union}")

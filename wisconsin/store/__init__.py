@@ -28,7 +28,6 @@ import xxhash
 
 from wisconsin import WisconsinError, atomic, generator, jsonfields
 from wisconsin.jsonfields import utc_now
-from wisconsin.store import lock
 
 MANIFEST_VERSION = 1
 TABLE = "wisconsin"
@@ -394,33 +393,3 @@ def tables_in(data_dir: str | os.PathLike) -> dict[str, tuple[str, int]]:
 
 def partition_path(table_dir: str | os.PathLike, part: PartitionInfo) -> Path:
     return Path(part.path) if part.path else Path(table_dir) / part.file
-
-
-@lock.locked("table_dir", shared=True, table=True)  # as verify_table
-def export_parquet(table_dir: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:
-    """Write each local partition to out_dir/part-NNN.parquet (key order): all or none, and
-    none if any exists (outputs.write_all)."""
-    import duckdb
-
-    from wisconsin.outputs import write_all
-
-    m = read_manifest(table_dir)
-    sources = []
-    for p in m.parts:
-        src = partition_path(table_dir, p)
-        if p.worker or not src.is_file():
-            raise StoreError(f"partition {p.index} is not on this machine ({src}); export it there")
-        sources.append(src)
-
-    def copy(i: int, tmp: Path) -> None:
-        con = duckdb.connect(str(sources[i]), read_only=True, config={"threads": 1})
-        try:
-            con.execute(
-                f"COPY (SELECT * FROM {m.table} ORDER BY unique2) TO '{tmp}' "
-                "(FORMAT parquet, COMPRESSION zstd)"
-            )
-        finally:
-            con.close()
-
-    targets = [Path(out_dir) / f"part-{p.index:03d}.parquet" for p in m.parts]
-    return write_all(targets, copy, error=StoreError)

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from wisconsin import generator
+from wisconsin.sqltext import db_path
 from wisconsin.store import (
     STORAGE,
     TABLE,
@@ -59,7 +60,7 @@ def _open_checked(path: str, p: PartitionInfo):
     if not Path(path).is_file():
         return None, [f"partition {p.index}: file {path} is missing"]
     try:
-        con = duckdb.connect(path, read_only=True, config={"threads": 1})
+        con = duckdb.connect(db_path(path), read_only=True, config={"threads": 1})
     except duckdb.Error as exc:
         return None, [f"partition {p.index}: cannot open {path} ({_first_line(exc)})"]
     con.execute("SET enable_progress_bar = false")
@@ -166,8 +167,9 @@ def check_partition(
             if problems:
                 return problems
             blocks = con.execute(
-                f"SELECT list_distinct(flatten(list([block_id] || additional_block_ids))) "
-                f"FROM pragma_storage_info('{table}') WHERE block_id >= 0"
+                "SELECT list_distinct(flatten(list([block_id] || additional_block_ids))) "
+                "FROM pragma_storage_info(?) WHERE block_id >= 0",
+                [table],
             ).fetchall()[0][0]
             checked = spread(blocks or [], blocks_per_table)
             bad = _bad_blocks(path, block_size, checked)

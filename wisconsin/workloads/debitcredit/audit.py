@@ -25,6 +25,7 @@ from pathlib import Path
 import duckdb
 
 from wisconsin.analysis.audit import Rule, checked, summary
+from wisconsin.sqltext import db_path
 from wisconsin.workloads.debitcredit import metrics, transaction
 from wisconsin.workloads.debitcredit.schema import connect
 
@@ -122,8 +123,7 @@ def check(paths: list[Path], log_dir: str | os.PathLike | None = None) -> Audit:
     con = duckdb.connect(config={"threads": 1})
     try:
         for i, path in enumerate(paths):
-            quoted = str(path).replace("'", "''")
-            con.execute(f"ATTACH '{quoted}' AS p{i} (READ_ONLY)")
+            con.execute(f"ATTACH ? AS p{i} (READ_ONLY)", [db_path(path)])
         n = len(paths)
         con.execute(
             f"CREATE TEMP VIEW h AS {_union(n, 'SELECT txid, aid, tid, bid, delta, remote_part FROM {p}.history')}"

@@ -21,8 +21,7 @@ def independent_check(db_dir: str) -> tuple[bool, list[str]]:
     con = duckdb.connect()
     names = []
     for i, f in enumerate(files):
-        quoted = str(f).replace("'", "''")
-        con.execute(f"ATTACH '{quoted}' AS f{i} (READ_ONLY)")
+        con.execute(f"ATTACH ? AS f{i} (READ_ONLY)", [str(f.absolute())])  # a parameter, not SQL
         names.append(f"f{i}")
 
     def total(sql: str) -> int:

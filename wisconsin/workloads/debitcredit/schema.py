@@ -20,6 +20,7 @@ import duckdb
 
 from wisconsin import WisconsinError, atomic
 from wisconsin.jsonfields import utc_now
+from wisconsin.sqltext import db_path
 from wisconsin.store import lock
 
 TELLERS_PER_BRANCH = 10
@@ -183,7 +184,7 @@ def connect(
     config: dict = {"threads": 1}
     if not build:
         config["memory_limit"] = f"{engine_memory_limit(path) // 2**20}MB"
-    con = duckdb.connect(str(path), read_only=read_only, config=config)
+    con = duckdb.connect(db_path(path), read_only=read_only, config=config)
     con.execute("SET enable_progress_bar = false")  # a build's bar would reach the terminal
     return con
 

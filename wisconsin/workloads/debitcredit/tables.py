@@ -23,6 +23,7 @@ from pathlib import Path
 import duckdb
 
 from wisconsin import WisconsinError, atomic
+from wisconsin.sqltext import db_path
 from wisconsin.store import StoreError, lock, read_typed_manifest
 from wisconsin.workloads.debitcredit import audit, schema
 from wisconsin.workloads.debitcredit.schema import (
@@ -125,7 +126,7 @@ def pending_halves(paths: list[Path]) -> int:
     con = duckdb.connect(config={"threads": 1})
     try:
         for i, path in enumerate(paths):
-            con.execute(f"ATTACH {_quote(path)} AS p{i} (READ_ONLY)")
+            con.execute(f"ATTACH ? AS p{i} (READ_ONLY)", [db_path(path)])
         decided = " UNION ALL ".join(
             f"SELECT txid, remote_part FROM p{i}.history WHERE remote_part >= 0"
             for i in range(len(paths))
@@ -140,10 +141,6 @@ def pending_halves(paths: list[Path]) -> int:
     finally:
         con.close()
     return int(n)
-
-
-def _quote(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
 
 
 def inspect(db_dir: str | os.PathLike) -> DatabaseState:
