@@ -201,3 +201,20 @@ def test_find_sorts_ours_from_what_is_not(tmp_path):
         "part-002.selected.arrow",
     ]
     assert leftovers.clear(tmp_path, part=2) == [tmp_path / "part-002.duckdb.tmp"]
+
+
+def test_a_duckdb_directory_that_cannot_be_read_is_named_not_a_traceback(tmp_path, monkeypatch):
+    """(Root reads any directory: the refusal of a read is simulated.)"""
+    spill = tmp_path / "part-001.duckdb.tmp.tmp"
+    spill.mkdir()
+    real = os.scandir
+
+    def scandir(path="."):
+        if str(path) == str(spill):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(leftovers.StoreError, match="cannot be read: Permission denied"):
+        leftovers.clear(tmp_path, verb="repair")
+    assert spill.is_dir()

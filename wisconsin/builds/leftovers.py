@@ -43,7 +43,7 @@ _DUCKDB_TEMP_DIR = re.compile(_N + r"\.duckdb\.tmp\.tmp")
 _DUCKDB_TEMP_FILE = re.compile(r"duckdb_temp_[A-Za-z0-9_.-]+")  # DuckDB 2.0: ..._owner, ...tmp
 
 
-def _ours(name: str, part: int | None, complete: bool):
+def _ours(name: str, complete: bool):
     """(pattern kind, its partition or None) if name is one of our temporary names."""
     for kind, patterns in (("file", _FILES), ("dir", (_DUCKDB_TEMP_DIR,))):
         for p in patterns:
@@ -81,9 +81,11 @@ def find(tdir: Path, part: int | None = None, complete: bool = False) -> list[tu
         names = sorted(os.listdir(tdir))
     except FileNotFoundError:
         return []
+    except OSError as exc:
+        raise StoreError(f"cannot read {tdir}: {exc.strerror or exc}") from None
     found = []
     for name in names:
-        hit = _ours(name, part, complete)
+        hit = _ours(name, complete)
         if hit is None:
             continue
         kind, of = hit
@@ -93,6 +95,8 @@ def find(tdir: Path, part: int | None = None, complete: bool = False) -> list[tu
             why = _why_not(tdir / name, kind)
         except FileNotFoundError:
             continue
+        except OSError as exc:  # e.g. a directory this user cannot read: not DuckDB's
+            why = f"it cannot be read: {exc.strerror or exc}"
         found.append((tdir / name, why or ""))
     return found
 
