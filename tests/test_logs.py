@@ -8,7 +8,7 @@ import stat
 import subprocess
 import sys
 
-from wisconsin.cluster.logs import LOG_DIR_PREFIX, DaskLogs
+from wisconsin.cluster.logs import LOG_DIR_PREFIX, OWNER, DaskLogs, sweep
 from wisconsin.store import TableSpec
 
 
@@ -121,3 +121,110 @@ def test_a_restart_keeps_one_log_directory_and_success_removes_it(tmp_path):
     logs.stop()
     logs.discard()
     assert not any(p.name.startswith(LOG_DIR_PREFIX) for p in tmp_path.iterdir())
+
+
+# --------------------------------------------------------------------------- killed commands
+
+
+def _log_dir(where, name, owner):
+    """A log directory as a command left it: dask.log, scratch space, and its owner record
+    (None: none, as in a kept log)."""
+    import json
+
+    d = where / f"{LOG_DIR_PREFIX}20261127T000000-{name}"
+    (d / "scratch" / "worker-1").mkdir(parents=True)
+    (d / "dask.log").write_text("distributed.nanny INFO started\n")
+    if owner is not None:
+        (d / OWNER).write_text(json.dumps(owner))
+    return d
+
+
+def _dead_process():
+    """(pid, start time) of a process that has exited and been reaped."""
+    import psutil
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    started = psutil.Process(proc.pid).create_time()
+    proc.kill()
+    proc.wait()
+    return proc.pid, started
+
+
+def _owner(pid, started, host=None):
+    import socket
+
+    return {"pid": pid, "host": host or socket.gethostname(), "process_started": started,
+            "command": "wisconsin run --data D", "created_utc": "2026-11-27T00:00:00Z"}  # fmt: skip
+
+
+def test_a_log_directory_records_its_owner_until_it_is_kept(tmp_path):
+    import json
+
+    import psutil
+
+    logs = DaskLogs(directory=tmp_path)
+    logs.start()
+    owner = json.loads((logs.path.parent / OWNER).read_text())
+    me = psutil.Process()
+    assert (owner["pid"], owner["process_started"]) == (me.pid, me.create_time())
+    assert sweep(tmp_path) == [] and logs.path.parent.is_dir()  # its maker still runs
+    logs.path.write_text("something to keep\n")
+    logs.stop()
+    assert not (logs.path.parent / OWNER).exists()  # kept for the user: never swept
+    logs.start()  # a restart uses it again
+    assert (logs.path.parent / OWNER).exists()
+    logs.stop()
+    logs.discard()
+
+
+def test_sweep_removes_only_directories_whose_owner_is_provably_gone(tmp_path):
+    import psutil
+
+    pid, started = _dead_process()
+    me = psutil.Process()
+    dead = _log_dir(tmp_path, "dead", _owner(pid, started))
+    reused = _log_dir(tmp_path, "reused", _owner(me.pid, me.create_time() - 3600))
+    live = _log_dir(tmp_path, "live", _owner(me.pid, me.create_time()))
+    kept = _log_dir(tmp_path, "kept", None)
+    elsewhere = _log_dir(tmp_path, "elsewhere", _owner(pid, started, host="another-host"))
+    garbled = _log_dir(tmp_path, "garbled", None)
+    (garbled / OWNER).write_text('{"pid": "1"')
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    lines = sweep(tmp_path)
+    assert len(lines) == 2, lines
+    assert str(dead) in lines[0] and f"pid {pid}" in lines[0] and "wisconsin run" in lines[0]
+    assert str(reused) in lines[1]
+    assert not dead.exists() and not reused.exists()
+    assert all(d.is_dir() for d in (live, kept, elsewhere, garbled, mine))
+    assert (live / "dask.log").is_file() and (kept / "scratch" / "worker-1").is_dir()
+
+
+def test_run_names_and_removes_a_killed_runs_log_directory_and_keeps_a_live_ones(tmp_path):
+    import psutil
+    from click.testing import CliRunner
+
+    from wisconsin.builds import build_tables
+    from wisconsin.cli import cli
+
+    data, out = tmp_path / "data", tmp_path / "runs"
+    build_tables(data, [TableSpec("F", 2000, 1, 7)], jobs=1)
+    out.mkdir()
+    pid, started = _dead_process()
+    me = psutil.Process()
+    stale = _log_dir(out, "stale", _owner(pid, started))
+    live = _log_dir(out, "live", _owner(me.pid, me.create_time()))
+    res = CliRunner().invoke(
+        cli,
+        ["run", "--data", str(data), "--tables", "F", "--partitions", "1", "--mode",
+         "shared-memory", "--repeat", "1", "--queries", "average", "--quiet", "--out", str(out)],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    said = [line for line in res.stderr.splitlines() if LOG_DIR_PREFIX in line]
+    assert (
+        said == [line for line in said if line.startswith(f"removed {stale}:")] and len(said) == 1
+    )
+    assert f"pid {pid}" in said[0]
+    assert not stale.exists()
+    assert (live / "dask.log").is_file()

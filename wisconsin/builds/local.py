@@ -12,7 +12,6 @@ import errno
 import multiprocessing
 import os
 import queue
-import shutil
 import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from wisconsin import interrupts, store
-from wisconsin.builds import writer
+from wisconsin.builds import leftovers, writer
 from wisconsin.builds.cost import memory_per_job
 from wisconsin.store import STORAGE, Manifest, PartitionInfo, StoreError, TableSpec, expect
 
@@ -171,8 +170,7 @@ class LocalBuilds:
         self.jobs = jobs
 
     def start_table(self, tdir: Path, spec: TableSpec) -> None:
-        for stale in tdir.glob("*.tmp*"):  # half-written files of an interrupted build
-            stale.unlink()
+        """Nothing to prepare: the planner has cleared what an interrupted build left."""
 
     def finished(self, specs: Sequence[TableSpec]) -> dict[tuple[str, int], PartitionInfo]:
         found = {
@@ -234,14 +232,11 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
 
 
 def _remove_temp_files(table_dirs) -> None:
-    """Remove half-written partitions (*.tmp, their WAL, DuckDB's spill directory) and
-    temporary JSON files: a failed build leaves only complete partitions behind."""
+    """Remove the stopped builders' half-written files (wisconsin.builds.leftovers): a failed
+    build leaves only complete partitions behind. Already failing: what cannot be removed
+    is left to the next build, which names it."""
     for tdir in table_dirs:
-        for stale in Path(tdir).glob("*.tmp*"):
-            if stale.is_dir():
-                shutil.rmtree(stale, ignore_errors=True)
-            else:
-                stale.unlink(missing_ok=True)
+        leftovers.clear(Path(tdir), strict=False)
 
 
 def _failure(exc: BaseException, data: Path, where, verb: str = "generate") -> str:

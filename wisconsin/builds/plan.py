@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import store
-from wisconsin.builds import cost, writer
+from wisconsin.builds import cost, leftovers, writer
 from wisconsin.store import Manifest, StoreError, TableSpec, lock
 
 # (label, rows done, rows total) -> None
@@ -144,6 +144,10 @@ def build_tables(
         building: list[TableSpec] = []
         for spec in specs:
             existing = reuse_or_prepare(data / spec.name, spec)
+            # what a killed build or repair left (its lock is ours now: nothing is writing)
+            removed = leftovers.clear(data / spec.name, complete=existing is not None)
+            if removed and announce:
+                announce(leftovers.said(data / spec.name, removed))
             if existing is not None:
                 manifests[spec.name] = existing
             else:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import store
-from wisconsin.builds import writer
+from wisconsin.builds import leftovers, writer
 from wisconsin.builds.cost import memory_per_job
 from wisconsin.builds.plan import Progress, counter, default_jobs, prepare_table_dir
 from wisconsin.store import Manifest, StoreError, expect, lock
@@ -38,14 +39,19 @@ def repair_table(
     progress: Progress | None = None,
     client=None,
     timeout: float = 3600.0,
+    announce: Callable[[str], None] | None = None,
 ) -> RepairResult:
     """Rebuild exactly the damaged partitions of a table from the generator, then check
     them again; an interrupted update's records are dropped once every partition is
     back to its generated content. Partitions on cluster workers are checked and rebuilt
-    by their owners, through `client`."""
+    by their owners, through `client`. announce (if given) receives one line naming what
+    an interrupted build or repair left in the table directory, removed first."""
     t0 = time.perf_counter()
     tdir = Path(table_dir)
     m = store.read_manifest(tdir)
+    removed = leftovers.clear(tdir, complete=True, verb="repair")  # the table's lock is ours
+    if removed and announce:
+        announce(leftovers.said(tdir, removed, "repair"))
     remote = [p.index for p in m.parts if p.worker]
     if remote and client is None:
         raise StoreError(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from wisconsin import WisconsinError, atomic, generator, jsonfields
+from wisconsin.builds import leftovers
 from wisconsin.sqltext import db_path
 from wisconsin.store import (
     COPY_TABLE,
@@ -136,8 +137,8 @@ def build_partition(
     tmp = tdir / (part_file(part) + ".tmp")
     selected = expect.selected_file(tdir, part)
     selected_tmp = selected.with_name(selected.name + ".tmp")
-    for stale in (tmp, Path(str(tmp) + ".wal"), selected_tmp):
-        stale.unlink(missing_ok=True)
+    # what a killed build of this partition left (its WAL, DuckDB's temporary directory..)
+    leftovers.clear(tdir, part=part, verb="the build")
     digest = ContentDigest(checksum)
     answers = expect.PartAnswers(n, checksum)
     chosen_out = (

@@ -312,7 +312,13 @@ def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -
             client = connect(address, security)
         try:
             with _progress(quiet) as progress:
-                result = repair_table(table_dir, jobs=jobs, progress=progress, client=client)
+                result = repair_table(
+                    table_dir,
+                    jobs=jobs,
+                    progress=progress,
+                    client=client,
+                    announce=None if quiet else (lambda line: click.echo(line, err=True)),
+                )
         finally:
             if client is not None:
                 client.close()

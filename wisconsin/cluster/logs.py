@@ -10,19 +10,30 @@ file handler to the `distributed` loggers for the engine's lifetime; worker proc
 inherit the file's path through the environment and send their stdout and stderr (log
 lines, warnings, a dying worker's traceback) to the same file from their preload. Error
 lines that concern the workers name the file.
+
+A process killed outright (kill -9) removes nothing: its directory holds `owner.json`
+(pid, host and start time of the process that made it) for as long as that process may still
+use it, and the next command on the directory (`sweep`: run, bench, a cluster client) removes
+a directory whose owner is gone, naming it. A kept log (the command failed and named it) has
+no owner: it is the user's to read, never swept.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from wisconsin import WisconsinError, atomic
+from wisconsin.jsonfields import utc_now
 
 ENV = "WISCONSIN_DASK_LOG"
 LOGGERS = ("distributed", "dask", "tornado", "asyncio")
@@ -43,12 +54,103 @@ def kept() -> list[Path]:
     return [p for p in _kept if p.exists()]
 
 
+OWNER = "owner.json"  # in a log directory: the process using it (see sweep)
+
+
 def private_dir(parent: str | os.PathLike | None) -> Path:
-    """A new directory only this user can enter, inside parent (None: $TMPDIR)."""
+    """A new directory only this user can enter, inside parent (None: $TMPDIR), owned by
+    this process (claim)."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     if parent is not None:
         Path(parent).mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"{LOG_DIR_PREFIX}{stamp}-", dir=parent))
+    d = Path(tempfile.mkdtemp(prefix=f"{LOG_DIR_PREFIX}{stamp}-", dir=parent))
+    claim(d)
+    return d
+
+
+def _process_started(pid: int) -> float | None:
+    """The start time of process pid (seconds since the epoch), None if there is none."""
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return None  # dead, not yet reaped by its parent
+        return proc.create_time()
+    except psutil.NoSuchProcess:
+        return None
+
+
+def _program() -> str:
+    name = Path(sys.argv[0]).name
+    return "wisconsin" if name == "__main__.py" else name  # python -m wisconsin
+
+
+def claim(d: Path) -> None:
+    """Record in d that this process uses it: a sweep leaves d alone while it runs. Without
+    the record (a full disk) d is never swept, only left over."""
+    me = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "process_started": _process_started(os.getpid()),
+        "command": " ".join([_program(), *sys.argv[1:]])[:500],
+        "created_utc": utc_now(),
+    }
+    with contextlib.suppress(WisconsinError):
+        atomic.write_text(d / OWNER, json.dumps(me) + "\n")
+
+
+def release(d: Path) -> None:
+    """d is kept for the user to read (or about to be removed): no sweep may take it."""
+    with contextlib.suppress(OSError):
+        (d / OWNER).unlink(missing_ok=True)
+
+
+def _stale_owner(d: Path) -> dict | None:
+    """The owner recorded in log directory d if it provably no longer runs: same host, and
+    no process of that pid, or one started at another time (the pid was reused)."""
+    try:
+        owner = atomic.read_json(d / OWNER, "log directory owner", object_only=True)
+    except WisconsinError:
+        return None  # none: a kept log, one being made, or an older version's
+    pid, host, started = owner.get("pid"), owner.get("host"), owner.get("process_started")
+    if type(pid) is not int or pid <= 0 or host != socket.gethostname():
+        return None  # another host's process cannot be looked up from here
+    if not isinstance(started, int | float) or isinstance(started, bool):
+        return None
+    now = _process_started(pid)
+    return owner if now is None or abs(now - started) > 1.0 else None
+
+
+def sweep(directory: str | os.PathLike) -> list[str]:
+    """Remove the log directories in `directory` whose owner was killed before it could
+    remove them; one line naming each removed. A directory of a command still running, a
+    kept log, or one whose owner cannot be proven gone is left as it is."""
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return []
+    lines = []
+    for e in entries:
+        if not (e.name.startswith(LOG_DIR_PREFIX) and e.is_dir(follow_symlinks=False)):
+            continue
+        owner = _stale_owner(Path(e.path))
+        if owner is None:
+            continue
+        shutil.rmtree(e.path, ignore_errors=True)
+        if not os.path.lexists(e.path):
+            lines.append(
+                f"removed {e.path}: the logs of `{str(owner.get('command'))[:200]}` "
+                f"(pid {owner['pid']}, made {owner.get('created_utc')}), which ended "
+                "without removing them"
+            )
+    return lines
+
+
+def say_swept(directory: str | os.PathLike) -> None:
+    """sweep(directory), each line on stderr: the first thing a command on it does."""
+    for line in sweep(directory):
+        print(line, file=sys.stderr)
 
 
 class DaskLogs:
@@ -78,6 +180,8 @@ class DaskLogs:
             self.path.name == "dask.log" and self.path.parent.is_dir()
         ):  # a restart (a new block's workers) keeps writing to the directory it kept
             self.path = private_dir(self._directory) / "dask.log"
+        elif self._given is None:
+            claim(self.path.parent)  # in use again
         self._handler = logging.FileHandler(self.path, delay=True)
         self._handler.setFormatter(
             logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
@@ -118,9 +222,12 @@ class DaskLogs:
             if empty and not self._named:
                 self.path.unlink(missing_ok=True)  # nothing was logged: leave nothing behind
                 if self._given is None:
+                    release(self.path.parent)
                     self.path.parent.rmdir()
-            elif self._given is None and self.path not in _kept:
-                _kept.append(self.path)
+            elif self._given is None:
+                release(self.path.parent)  # kept for the user: never swept
+                if self.path not in _kept:
+                    _kept.append(self.path)
         except OSError:
             pass
 
@@ -165,6 +272,7 @@ def captured(directory: str | os.PathLike) -> Iterator[DaskLogs]:
     """Dask's logging into a private directory inside `directory` for the block (a command
     that is only a client of a cluster: generate, info, repair --cluster); discarded when
     the block succeeds, kept (and named by the CLI) when it raises."""
+    say_swept(directory)
     logs = DaskLogs(directory=directory)
     logs.start()
     try:

@@ -28,6 +28,7 @@ from pathlib import Path
 from wisconsin import VerificationError, WisconsinError, engines, interrupts, store
 from wisconsin.analysis import schedule
 from wisconsin.analysis.schedule import Step
+from wisconsin.cluster import logs
 from wisconsin.engines.base import Engine, EngineConfig
 from wisconsin.measure import environment, journal
 from wisconsin.measure.catalog import QueryCatalog
@@ -284,6 +285,7 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     if out_path.exists() or journal.journal_path(out_path).exists():
         raise WisconsinError(f"{out_path} already exists; run files are never overwritten")
     store.check_writable(out_path.parent, f"--out {opts.out}")
+    logs.say_swept(out_path.parent)  # log directories of runs killed there
     manifests = load_tables(opts)
     with lock.hold_tables(_table_dirs(opts, manifests)):
         _check_tables(opts, manifests)
@@ -348,6 +350,7 @@ def resume(
     replaces the run's budget (the whole run's, time already spent included)."""
     out_path = Path(path)
     state = journal.load_for_resume(out_path)
+    logs.say_swept(out_path.parent)
     if time_budget_s is not None:
         state.base["config"]["time_budget_s"] = time_budget_s
     partial = state.to_run()
