@@ -28,7 +28,11 @@ PROBE = "_probe"  # bench's calibration tables: a data directory of their own
 PARTITION_FILE = re.compile(r"part-[0-9]+\.duckdb.*")
 # everything a built table or database holds: partitions (and DuckDB's WAL and temporary
 # names), per-partition expectations, the manifest, the update journal, the ack log
-TABLE_ENTRY = re.compile(r"part-[0-9]+\.(duckdb|json).*|manifest\.json.*|_txlog|_acklog")
+# (and a killed build's temporary names: builds/leftovers.py; generate clears them)
+TABLE_ENTRY = re.compile(
+    r"part-[0-9]+\..+|manifest\.json|_txlog|_acklog"
+    r"|\.(part-[0-9]+|manifest|table-id)\.tmp-[0-9]+\.json|\.write-test-[0-9]+"
+)
 
 
 @dataclass(frozen=True)
