@@ -35,7 +35,10 @@ class _Group(click.Group):
             interrupts.check()  # a ^C raised where Python discarded it is still a ^C
             return done
         except WisconsinError as exc:
-            raise click.ClickException(_naming_kept_logs(str(exc))) from None
+            failure = click.ClickException(_naming_kept_logs(str(exc)))
+            # a run that failed under its user (a partition died, a disk filled) exits 1
+            failure.exit_code = getattr(exc, "exit_code", failure.exit_code)
+            raise failure from None
         except Exception as exc:
             duckdb = sys.modules.get("duckdb")
             if duckdb is not None and isinstance(exc, duckdb.Error):
