@@ -8,6 +8,7 @@ peak, stop, redo any decided remote halves, audit, and run the independent check
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import statistics
@@ -15,6 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import duckdb
 import psutil
 
 from wisconsin import WisconsinError, atomic
@@ -24,6 +26,7 @@ from wisconsin.workloads.debitcredit import audit, histogram, metrics, schema
 from wisconsin.workloads.debitcredit.check import independent_check
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
 from wisconsin.workloads.debitcredit.driver import Load, per_second
+from wisconsin.workloads.debitcredit.failures import RunFailed, is_storage_failure, storage_line
 from wisconsin.workloads.debitcredit.runfile import (
     SCHEMA_VERSION,
     WORKLOAD,
@@ -122,6 +125,9 @@ def _warm_up(servers: PartitionServers, cfg: Config) -> int:
     for i in range(WARMUP_MAX_WINDOWS):
         window = min(WARMUP_WINDOW_S, cfg.step_s)
         tallies = servers.run(Load("closed", window, streams=cfg.streams, seed=cfg.seed + i))
+        errors = [t["error"] for t in tallies if t["error"]]
+        if errors and not sum(t["committed"] for t in tallies):
+            raise RunFailed(f"the warm-up committed nothing: {errors[0]}; the run stops")
         committed += sum(t["committed"] for t in tallies)
         growth = [t["engine"][-1][0] - t["engine"][0][0] for t in tallies if t.get("engine")]
         if growth and max(growth) < WARMUP_FLAT_BYTES:
@@ -142,9 +148,36 @@ def measure_partitions(
     return result
 
 
+def _failed(step: Step, partitions: int) -> Step:
+    """A step that delivered nothing because of an unexpected error measured nothing: the
+    run stops there, so no "audit: OK" follows it (a full disk stops it sooner, in the
+    partition that met it)."""
+    if step.first_error and not step.in_window:
+        raise RunFailed(
+            f"P={partitions} {step.mode} step delivered nothing: {step.failed} transactions "
+            f"failed ({step.first_error}); the run stops"
+        )
+    return step
+
+
+@contextlib.contextmanager
+def _storage(partitions: int, doing: str, where):
+    """A full disk (or another storage failure) while doing something: one line naming it."""
+    try:
+        yield
+    except (duckdb.Error, OSError) as exc:
+        if not is_storage_failure(exc):
+            raise
+        raise RunFailed(
+            f"P={partitions}: {doing} {where}: {storage_line(exc, 'the database')}"
+        ) from None
+
+
 def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> PartitionResult:
     t0 = time.perf_counter()
-    paths = schema.build(cfg.data_dir, partitions, cfg.sizing)
+    db_dir = schema.partition_file(cfg.data_dir, 0, partitions).parent
+    with _storage(partitions, "building the database in", db_dir):
+        paths = schema.build(cfg.data_dir, partitions, cfg.sizing)
     build_s = time.perf_counter() - t0
     db_bytes = schema.database_bytes(paths)
     log_dir = schema.ack_log_dir(paths[0].parent)  # emptied by the build
@@ -155,7 +188,7 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
             for attempt in range(1 + cfg.closed_retries):
                 seed = cfg.seed + 1000 + r + 500 * attempt
                 load = Load("closed", cfg.closed_s, streams=cfg.streams, seed=seed)
-                steps.append(_step(load, r, partitions, servers.run(load)))
+                steps.append(_failed(_step(load, r, partitions, servers.run(load)), partitions))
                 left.step_done(partitions, cfg.closed_s)
                 say(
                     f"P={partitions} closed {r + 1}/{cfg.repeats}"
@@ -183,7 +216,7 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
                     servers=cfg.servers,
                     seed=cfg.seed + 2000 + 100 * r + i,
                 )
-                steps.append(_step(load, r, partitions, servers.run(load)))
+                steps.append(_failed(_step(load, r, partitions, servers.run(load)), partitions))
                 left.step_done(partitions, cfg.step_s)
                 s = steps[-1]
                 say(
@@ -192,9 +225,10 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
                     + _steady(s)
                     + f"; {left.text()}"
                 )
-    recovered = audit.recover(paths)
-    a = audit.check(paths, log_dir)
-    ok, lines = independent_check(str(paths[0].parent))
+    with _storage(partitions, "auditing the database in", db_dir):
+        recovered = audit.recover(paths)
+        a = audit.check(paths, log_dir)
+        ok, lines = independent_check(str(paths[0].parent))
     record = AuditRecord(
         **dataclasses.asdict(a),
         problems=a.problems,
@@ -202,7 +236,16 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
         independent=tuple(lines),
         independent_ok=ok,
     )
-    say(f"P={partitions} audit: {'OK' if record.ok else 'VOID: ' + '; '.join(a.problems)}")
+    erred = [s for s in steps if s.first_error]
+    say(
+        f"P={partitions} audit: {'OK' if record.ok else 'VOID: ' + '; '.join(a.problems)}"
+        + (
+            f"; {sum(s.failed for s in erred)} transactions of {len(erred)} steps failed with "
+            f"unexpected errors (first: {erred[0].first_error})"
+            if erred
+            else ""
+        )
+    )
     return PartitionResult(
         partitions=partitions,
         oversubscribed=partitions > environment.usable_cores(),
