@@ -78,6 +78,21 @@ def test_a_dead_partition_is_named_when_the_next_step_is_sent(tmp_path):
     assert lost.value.exit_code == 1 and "\n" not in str(lost.value)
 
 
+def test_a_partition_that_stops_answering_is_named_and_stopped(tmp_path):
+    schema.build(tmp_path / "d", 1, TINY)
+    with PartitionServers(tmp_path / "d", 1, TINY, tmp_path / "log") as servers:
+        pid = servers.pids[0]
+        os.kill(pid, signal.SIGSTOP)
+        servers._send_all(("run", driver.Load("closed", 0.2, streams=1)), "a closed step")
+        with pytest.raises(failures.PartitionLost) as lost:
+            servers._gather(1.0, "a closed step")
+        assert not servers.procs[0].is_alive()
+    assert str(lost.value).startswith(
+        f"DebitCredit partition 0 (pid {pid}) did not answer within 1 s during a closed step "
+        "and was stopped with SIGKILL; the run stops"
+    )
+
+
 def _node(tmp_path):
     (path,) = schema.build(tmp_path / "d", 1, TINY)
     log_dir = schema.ack_log_dir(path.parent)

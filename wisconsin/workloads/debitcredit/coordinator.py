@@ -93,7 +93,10 @@ class PartitionServers:
                 )
             except OSError as exc:
                 exc = OSError(exc.errno, exc.strerror, str(pids))  # name the path
-                raise RunFailed(storage_line(exc, "the partitions' pid file")) from None
+                raise RunFailed(
+                    f"starting the {self.partitions} partitions: "
+                    + storage_line(exc, "their pid file")
+                ) from None
             self._send_all(("peers", addresses), "its start")
             self._gather(START_TIMEOUT_S, "its start")
         except BaseException as exc:
@@ -162,14 +165,14 @@ class PartitionServers:
         it is waited for briefly, so a kill -9 reads as the signal, not as no code yet)."""
         proc = self.procs[p]
         proc.join(timeout=EXIT_WAIT_S)
-        if how is None or proc.exitcode is not None:
-            how = how_it_ended(proc.exitcode) + (f" ({how})" if how else "")
-        elif proc.is_alive():
-            proc.kill()  # it is stopped with the others anyway; say so
-            how += "; stopped with SIGKILL"
+        if proc.exitcode is not None:
+            how = f"{how_it_ended(proc.exitcode)} during {during}" + (f" ({how})" if how else "")
+        else:  # alive but mute: it is stopped with the others anyway; say so
+            proc.kill()
+            proc.join(timeout=EXIT_WAIT_S)
+            how = f"{how or 'stopped answering'} during {during} and was stopped with SIGKILL"
         return PartitionLost(
-            f"DebitCredit partition {p} (pid {proc.pid}) {how} during {during}; the run "
-            f"stops{self._repair_hint()}"
+            f"DebitCredit partition {p} (pid {proc.pid}) {how}; the run stops{self._repair_hint()}"
         )
 
     def _repair_hint(self) -> str:
