@@ -1,12 +1,13 @@
 """Fault drill (issue 43, item 6): the DebitCredit bench on a disk that fills during the run.
 
 Usage: python benchmarks/debitcredit_full_disk.py [--trials 5] [--size 120m] [--dir D]
-       (needs root: it mounts a tmpfs)
+       [--fill-at 3,10,3,10,6.5]   (needs root: it mounts a tmpfs)
 
 Each trial mounts a fresh --size tmpfs, runs `wisconsin bench --workload debitcredit
 --partitions 1,2 --branches 2 --step-seconds 2 --repeat 1` with --data and --out on it, and
-a filler process writes a file there until ENOSPC, 3 or 10 s after the bench started (in
-turn; the fifth trial 6.5 s), leaving the disk full. The ending is classed: one line naming
+a filler process writes a file there until ENOSPC, --fill-at seconds after the bench
+started (one figure per trial, in turn; 3 s is in the build, 10 s in P=1's steps here, later
+ones reach P=2's distributed transactions and the open steps), leaving the disk full. The ending is classed: one line naming
 the full disk / silent exit / traceback / finished / other; any "audit: OK" printed after the
 disk filled is counted. Then the filler is deleted (the space freed), `wisconsin repair` runs
 on every database the bench built, and the audit against the drivers' logs (`wisconsin
@@ -42,19 +43,18 @@ FILLER = (
 FULL = ("the disk is full", "No space left on device")
 
 
-def trial(i: int, root: Path, size: str) -> tuple[str, bool, int]:
+def trial(i: int, root: Path, size: str, fill_at: float) -> tuple[str, bool, int]:
     mnt = root / f"t{i}"
     mnt.mkdir(parents=True)
     subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], check=True)
     try:
-        return _on(i, mnt)
+        return _on(i, mnt, fill_at)
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
         mnt.rmdir()
 
 
-def _on(i: int, mnt: Path) -> tuple[str, bool, int]:
-    fill_at = FILL_AT_S[i % len(FILL_AT_S)]
+def _on(i: int, mnt: Path, fill_at: float) -> tuple[str, bool, int]:
     bench = dc.Bench([*BENCH, "--data", str(mnt / "data"), "--out", str(mnt / "out")])
     t0 = time.monotonic()
     bench.wait_for("\0", fill_at)  # no line starts so: just wait, unless it ends first
@@ -101,7 +101,9 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--size", default="120m")
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--fill-at", default=",".join(f"{t:g}" for t in FILL_AT_S))
     args = ap.parse_args()
+    fill_at = [float(t) for t in args.fill_at.split(",")]
     if os.geteuid() != 0 or shutil.which("mount") is None:
         print("needs root and mount (a tmpfs is the disk that fills)")
         return 2
@@ -109,7 +111,7 @@ def main() -> int:
     print(f"bench {' '.join(BENCH)} on a {args.size} tmpfs; {args.trials} trials under {root}")
     kinds, agreed, oks = [], 0, 0
     for i in range(args.trials):
-        kind, agree, ok_lines = trial(i, root, args.size)
+        kind, agree, ok_lines = trial(i, root, args.size, fill_at[i % len(fill_at)])
         kinds.append(kind)
         agreed += agree
         oks += ok_lines
