@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness import tmpfs
+from wisconsin.atomic import WriteError
 from wisconsin.cli import cli
 from wisconsin.workloads.debitcredit import audit, driver, failures, schema, server
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
@@ -40,19 +41,25 @@ def test_kill_9_during_an_open_step_is_one_line_naming_partition_pid_signal(
     real_run = PartitionServers.run
 
     def run(self, load):
-        if load.mode == "open" and not killed:  # kill -9 partition 1 inside the step
+        if load.mode == "open" and self.partitions == 2 and not killed:  # inside the step
             killed.append(self.pids[1])
             threading.Timer(0.2, os.kill, (self.pids[1], signal.SIGKILL)).start()
         return real_run(self, load)
 
     monkeypatch.setattr(PartitionServers, "run", run)
     args = [*BENCH, "--data", str(tmp_path / "d"), "--out", str(tmp_path / "out")]
+    args[args.index("--partitions") + 1] = "1,2"
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 1, res.output
     (line,) = _error_lines(res.output)
     assert line.startswith("Error: DebitCredit partition 1 ")
     assert f"(pid {killed[0]}) was killed by signal 9 (SIGKILL) during an open step" in line
-    assert "audit" not in res.output and not isinstance(res.exception, BrokenPipeError)
+    (partial,) = (tmp_path / "out").glob("*.json.partial")  # P=1, kept and named
+    assert line.endswith(
+        f"continue it with `wisconsin bench --workload debitcredit --resume {partial}`"
+    )
+    assert res.output.count("audit: OK") == 1  # P=1's, measured before the kill
+    assert not isinstance(res.exception, BrokenPipeError)
     _, err = capfd.readouterr()  # the partition processes write to the real stderr
     assert "Traceback" not in err + res.output
     db = tmp_path / "d" / "debitcredit" / "dc2"
@@ -153,6 +160,27 @@ def test_a_cut_last_line_is_no_record_and_damage_is_named(tmp_path):
     log.write_text("B 1 7 0 5 -1\nC 1B 2 7 0 5 -1\nC 2\n")  # a cut record inside: damage
     with pytest.raises(driver.LogDamaged, match=r"line 2 is not a log record: 'C 1B 2 7"):
         driver.read_records(log)
+
+
+def test_a_full_disk_is_named_as_such_in_one_line():
+    with (
+        pytest.raises(failures.RunFailed) as full,
+        failures.naming_storage("P=1: building the database in /d"),
+    ):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/d/part-000.duckdb")
+    assert str(full.value) == (
+        "P=1: building the database in /d: the disk is full: cannot write the database "
+        "/d/part-000.duckdb (No space left on device)"
+    )
+    with pytest.raises(failures.RunFailed) as full, failures.naming_storage("saving the run file"):
+        raise WriteError("cannot write /o/r.json: No space left on device", "/o/r.json", 28)
+    assert str(full.value) == (
+        "saving the run file: the disk is full: cannot write /o/r.json: No space left on device"
+    )
+    inner = failures.RunFailed("partition 0 failed: the disk is full: ...")
+    with pytest.raises(failures.RunFailed) as kept, failures.naming_storage("saving"):
+        raise inner
+    assert kept.value is inner
 
 
 def test_a_commit_the_disk_refused_is_not_retried_as_a_conflict():

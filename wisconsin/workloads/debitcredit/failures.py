@@ -8,9 +8,11 @@ user can correct). Nothing here prints: the CLI prints the line.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import re
 import signal
+from collections.abc import Iterator
 
 import duckdb
 
@@ -85,3 +87,20 @@ def storage_line(exc: BaseException, what: str) -> str:
     if disk_full(exc):
         return f"the disk is full: cannot write {where} ({cause})"
     return f"storage failed: {where}: {cause}"
+
+
+@contextlib.contextmanager
+def naming_storage(doing: str) -> Iterator[None]:
+    """A full disk (or another storage failure) inside the block is RunFailed, one line:
+    'doing: the disk is full: cannot write PATH (...)'; so is a file the atomic writer could
+    not write for want of space."""
+    try:
+        yield
+    except (duckdb.Error, OSError) as exc:
+        if not is_storage_failure(exc):
+            raise
+        raise RunFailed(f"{doing}: {storage_line(exc, 'the database')}") from None
+    except WisconsinError as exc:
+        if isinstance(exc, RunFailed) or not disk_full(exc):
+            raise
+        raise RunFailed(f"{doing}: the disk is full: {exc}") from None

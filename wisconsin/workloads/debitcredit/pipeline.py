@@ -8,7 +8,6 @@ peak, stop, redo any decided remote halves, audit, and run the independent check
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import statistics
@@ -16,7 +15,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import duckdb
 import psutil
 
 from wisconsin import WisconsinError, atomic
@@ -26,7 +24,7 @@ from wisconsin.workloads.debitcredit import audit, histogram, metrics, schema
 from wisconsin.workloads.debitcredit.check import independent_check
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
 from wisconsin.workloads.debitcredit.driver import Load, per_second
-from wisconsin.workloads.debitcredit.failures import RunFailed, is_storage_failure, storage_line
+from wisconsin.workloads.debitcredit.failures import RunFailed, naming_storage
 from wisconsin.workloads.debitcredit.runfile import (
     SCHEMA_VERSION,
     WORKLOAD,
@@ -160,23 +158,10 @@ def _failed(step: Step, partitions: int) -> Step:
     return step
 
 
-@contextlib.contextmanager
-def _storage(partitions: int, doing: str, where):
-    """A full disk (or another storage failure) while doing something: one line naming it."""
-    try:
-        yield
-    except (duckdb.Error, OSError) as exc:
-        if not is_storage_failure(exc):
-            raise
-        raise RunFailed(
-            f"P={partitions}: {doing} {where}: {storage_line(exc, 'the database')}"
-        ) from None
-
-
 def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> PartitionResult:
     t0 = time.perf_counter()
     db_dir = schema.partition_file(cfg.data_dir, 0, partitions).parent
-    with _storage(partitions, "building the database in", db_dir):
+    with naming_storage(f"P={partitions}: building the database in {db_dir}"):
         paths = schema.build(cfg.data_dir, partitions, cfg.sizing)
     build_s = time.perf_counter() - t0
     db_bytes = schema.database_bytes(paths)
@@ -225,7 +210,7 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
                     + _steady(s)
                     + f"; {left.text()}"
                 )
-    with _storage(partitions, "auditing the database in", db_dir):
+    with naming_storage(f"P={partitions}: auditing the database in {db_dir}"):
         recovered = audit.recover(paths)
         a = audit.check(paths, log_dir)
         ok, lines = independent_check(str(paths[0].parent))
@@ -290,19 +275,29 @@ def run_bench(
         for p in todo:
             results.append(measure_partitions(cfg, p, work_dir, say, left))
             if p != todo[-1]:
-                partial = save_partial(_run(cfg, started, results), final)
+                with naming_storage("saving what was measured"):
+                    partial = save_partial(_run(cfg, started, results), final)
     except KeyboardInterrupt as exc:
         if partial is not None:
-            exc.resume_command = (
-                f"what was measured is in {partial}: continue it with `wisconsin bench "
-                f"--workload debitcredit --resume {partial}`"
-            )
+            exc.resume_command = _resume_text(partial)
         raise
+    except RunFailed as exc:
+        if partial is None:
+            raise
+        raise type(exc)(f"{exc}; {_resume_text(partial)}") from None
     run = _run(cfg, started, results)
-    path = save(run, final)
+    with naming_storage("saving the run file"):
+        path = save(run, final)
     if partial is not None:
         partial.unlink(missing_ok=True)  # the run file holds it all now
     return run, path
+
+
+def _resume_text(partial: Path) -> str:
+    return (
+        f"what was measured is in {partial}: continue it with `wisconsin bench "
+        f"--workload debitcredit --resume {partial}`"
+    )
 
 
 def _run(cfg: Config, started: str, results) -> DebitCreditRun:
