@@ -1,5 +1,6 @@
 """Command-line interface. The only module that imports click: commands parse, call one
-library function, print. Library errors (WisconsinError) become one line and exit 2."""
+library function, print. Library errors (WisconsinError) become one line and exit 2, or the
+error's own exit_code (1: a run that failed under its user, e.g. a DebitCredit partition died)."""
 
 from __future__ import annotations
 
