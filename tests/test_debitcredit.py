@@ -112,7 +112,9 @@ def test_audit_against_driver_log(db2, tmp_path):
     (log / "driver-p000.log").write_text("B 1 7 0 5 -1\nC 1\nB 2 7 0 5 -1\nB 3 7 0 5 -1\nA 3\nB")
     result = audit.check(db2, log)
     assert result.ok and (result.acknowledged, result.in_doubt_committed) == (1, 1)
-    (log / "driver-p000.log").write_text("B 1 7 0 5 -1\nC 1\nB 2 7 0 5 -1\nA 2\nB 9\nC 9\n")
+    (log / "driver-p000.log").write_text(
+        "B 1 7 0 5 -1\nC 1\nB 2 7 0 5 -1\nA 2\nB 9 7 0 5 -1\nC 9\n"
+    )
     bad = audit.check(db2, log)
     assert (bad.aborted_present, bad.acknowledged_missing) == (1, 1) and not bad.ok
 

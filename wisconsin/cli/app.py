@@ -1,5 +1,6 @@
 """Command-line interface. The only module that imports click: commands parse, call one
-library function, print. Library errors (WisconsinError) become one line and exit 2."""
+library function, print. Library errors (WisconsinError) become one line and exit 2, or the
+error's own exit_code (1: a run that failed under its user, e.g. a DebitCredit partition died)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,10 @@ class _Group(click.Group):
             return done
         except WisconsinError as exc:
             # one line even where it names a path holding a newline
-            raise click.ClickException(sqltext.shown(_naming_kept_logs(str(exc)))) from None
+            failure = click.ClickException(sqltext.shown(_naming_kept_logs(str(exc))))
+            # a run that failed under its user (a partition died, a disk filled) exits 1
+            failure.exit_code = getattr(exc, "exit_code", failure.exit_code)
+            raise failure from None
         except Exception as exc:
             duckdb = sys.modules.get("duckdb")
             if duckdb is not None and isinstance(exc, duckdb.Error):

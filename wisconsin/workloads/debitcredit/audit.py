@@ -27,6 +27,7 @@ import duckdb
 from wisconsin.analysis.audit import Rule, checked, summary
 from wisconsin.sqltext import db_path
 from wisconsin.workloads.debitcredit import metrics, transaction
+from wisconsin.workloads.debitcredit.driver import read_records
 from wisconsin.workloads.debitcredit.schema import connect
 
 
@@ -109,12 +110,8 @@ def read_log(log_dir: str | os.PathLike) -> tuple[set[int], set[int], set[int]]:
     """(begun, acknowledged, aborted) txids from every partition's driver log."""
     begun, acked, aborted = set(), set(), set()
     for path in sorted(Path(log_dir).glob("driver-p*.log")):
-        for line in path.read_text().splitlines():
-            parts = line.split()
-            if len(parts) < 2:
-                continue  # a line cut by kill -9
-            kind, txid = parts[0], int(parts[1])
-            {"B": begun, "C": acked, "A": aborted}.get(kind, set()).add(txid)
+        for kind, txid in read_records(path):  # whole records only (a cut line is none)
+            {"B": begun, "C": acked, "A": aborted}[kind].add(txid)
     return begun, acked, aborted
 
 

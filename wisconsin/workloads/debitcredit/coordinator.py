@@ -6,14 +6,27 @@ import contextlib
 import multiprocessing as mp
 import os
 import secrets
+import time
+from multiprocessing import connection
 from pathlib import Path
 
-from wisconsin import WisconsinError, interrupts
+from wisconsin import interrupts
 from wisconsin.workloads.debitcredit import server
 from wisconsin.workloads.debitcredit.driver import Load
+from wisconsin.workloads.debitcredit.failures import (
+    PartitionLost,
+    RunFailed,
+    how_it_ended,
+    storage_line,
+)
 from wisconsin.workloads.debitcredit.schema import Sizing, partition_file
 
 START_TIMEOUT_S = 60.0
+# A process whose pipe ended is waited for this long, so its exit status is the real one
+# (a kill -9 read at once was "code None").
+EXIT_WAIT_S = 5.0
+# A partition that failed because a peer vanished: how long to look for that peer's death.
+DEATH_GRACE_S = 0.5
 
 
 def pinned_cores(partitions: int) -> tuple[int, ...]:
@@ -69,39 +82,102 @@ class PartitionServers:
                     self.procs.append(proc)
                     self.ctrls.append(mine)
                 theirs.close()
-            addresses = {}
-            for p, ctrl in enumerate(self.ctrls):
-                _, address, pid = self._recv(p, ctrl, START_TIMEOUT_S)
-                addresses[p] = address
-                self.pids.append(pid)
-            (self.log_dir / "pids").write_text(
-                "".join(f"{p} {pid}\n" for p, pid in enumerate(self.pids))
-                + f"coordinator {os.getpid()}\n"
-            )
-            for ctrl in self.ctrls:
-                ctrl.send(("peers", addresses))
-            for p, ctrl in enumerate(self.ctrls):
-                self._recv(p, ctrl, START_TIMEOUT_S)
+            ready = self._gather(START_TIMEOUT_S, "its start")
+            addresses = {p: address for p, (_, address, _pid) in enumerate(ready)}
+            self.pids = [pid for _, _, pid in ready]
+            pids = self.log_dir / "pids"
+            try:
+                pids.write_text(
+                    "".join(f"{p} {pid}\n" for p, pid in enumerate(self.pids))
+                    + f"coordinator {os.getpid()}\n"
+                )
+            except OSError as exc:
+                exc = OSError(exc.errno, exc.strerror, str(pids))  # name the path
+                raise RunFailed(
+                    f"starting the {self.partitions} partitions: "
+                    + storage_line(exc, "their pid file")
+                ) from None
+            self._send_all(("peers", addresses), "its start")
+            self._gather(START_TIMEOUT_S, "its start")
         except BaseException as exc:
             self.__exit__(type(exc), exc, None)
             raise
         return self
 
-    def _recv(self, p: int, ctrl, timeout: float):
-        if not ctrl.poll(timeout):
-            raise WisconsinError(f"DebitCredit partition {p} did not answer within {timeout:.0f} s")
-        try:
-            return ctrl.recv()
-        except EOFError:
-            code = self.procs[p].exitcode
-            raise WisconsinError(f"DebitCredit partition {p} exited (code {code})") from None
-
     def run(self, load: Load) -> list[dict]:
         """One step on every partition at once; the per-partition tallies."""
-        for ctrl in self.ctrls:
-            ctrl.send(("run", load))
-        limit = load.duration_s + load.drain_s + 60.0
-        return [self._recv(p, ctrl, limit) for p, ctrl in enumerate(self.ctrls)]
+        during = f"{'an' if load.mode == 'open' else 'a'} {load.mode} step"
+        self._send_all(("run", load), during)
+        return self._gather(load.duration_s + load.drain_s + 60.0, during)
+
+    def _send_all(self, msg, during: str) -> None:
+        for p, ctrl in enumerate(self.ctrls):
+            try:
+                ctrl.send(msg)
+            except (OSError, EOFError):  # BrokenPipeError, ConnectionResetError: it is gone
+                raise self._lost(p, during) from None
+
+    def _gather(self, timeout: float, during: str) -> list:
+        """Every partition's answer, waiting on all of them at once: a partition that dies
+        (its pipe ends, its process ends) is named at once, whichever it is, not after the
+        others' answers; one that answers "failed" stops the run with its reason."""
+        deadline = time.monotonic() + timeout
+        answers: dict[int, object] = {}
+        waiting = dict(enumerate(self.ctrls))
+        while waiting:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._lost(min(waiting), during, f"did not answer within {timeout:.0f} s")
+            ends = {self.procs[p].sentinel: p for p in waiting}
+            ready = connection.wait([*waiting.values(), *ends], timeout=left)
+            for p, ctrl in list(waiting.items()):
+                if ctrl not in ready:
+                    continue
+                try:
+                    answer = ctrl.recv()
+                except (EOFError, OSError):
+                    raise self._lost(p, during) from None
+                if isinstance(answer, tuple) and answer[0] == "failed":
+                    raise self._failed(p, answer[1], during)
+                answers[p] = answer
+                del waiting[p]
+            for sentinel, p in ends.items():
+                if sentinel in ready and p in waiting and not waiting[p].poll():
+                    raise self._lost(p, during)  # ended without a word
+        return [answers[p] for p in range(self.partitions)]
+
+    def _failed(self, p: int, why: str, during: str) -> RunFailed:
+        """Partition p's own reason, unless another one died meanwhile: a death is the
+        cause, and what the others saw of it (a peer gone) its consequence."""
+        deadline = time.monotonic() + DEATH_GRACE_S
+        while time.monotonic() < deadline:
+            for q, proc in enumerate(self.procs):
+                if q != p and proc.exitcode not in (None, 0, 1):
+                    return self._lost(q, during)
+            time.sleep(0.02)
+        return RunFailed(
+            f"DebitCredit partition {p} (pid {self.procs[p].pid}) failed during {during}: "
+            f"{why}; the run stops, nothing of this step is kept{self._repair_hint()}"
+        )
+
+    def _lost(self, p: int, during: str, how: str | None = None) -> PartitionLost:
+        """One line for partition p's end: its pid and how it ended (its real exit status:
+        it is waited for briefly, so a kill -9 reads as the signal, not as no code yet)."""
+        proc = self.procs[p]
+        proc.join(timeout=EXIT_WAIT_S)
+        if proc.exitcode is not None:
+            how = f"{how_it_ended(proc.exitcode)} during {during}" + (f" ({how})" if how else "")
+        else:  # alive but mute: it is stopped with the others anyway; say so
+            proc.kill()
+            proc.join(timeout=EXIT_WAIT_S)
+            how = f"{how or 'stopped answering'} during {during} and was stopped with SIGKILL"
+        return PartitionLost(
+            f"DebitCredit partition {p} (pid {proc.pid}) {how}; the run stops{self._repair_hint()}"
+        )
+
+    def _repair_hint(self) -> str:
+        db_dir = self.paths[0].parent
+        return f"; `wisconsin repair {db_dir}` finishes what it left decided"
 
     def __exit__(self, exc_type=None, *exc) -> None:
         if exc_type is not None:  # interrupted or failed mid-step: do not wait for the step

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import WisconsinError
-from wisconsin.workloads.debitcredit import audit, schema, tables
+from wisconsin.workloads.debitcredit import audit, driver, schema, tables
 from wisconsin.workloads.debitcredit.check import independent_check
 
 
@@ -35,8 +35,8 @@ def _acked(log_dir: Path) -> int:
     return sum(
         1
         for path in log_dir.glob("driver-p*.log")
-        for line in path.read_text().splitlines()
-        if line.startswith("C ")
+        for kind, _txid in driver.read_records(path)
+        if kind == "C"
     )
 
 

@@ -18,18 +18,23 @@ a C line is fsynced before the transaction counts as acknowledged.
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import queue
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Client
+from pathlib import Path
 
 import duckdb
 
+from wisconsin import WisconsinError
 from wisconsin.workloads.debitcredit import histogram, transaction
+from wisconsin.workloads.debitcredit.failures import is_storage_failure, storage_line
 from wisconsin.workloads.debitcredit.schema import NO_REMOTE
 
 REMOTE_SHARE = 0.15  # of transactions whose account is at another branch
@@ -110,7 +115,17 @@ class Terminal:
         return aid, tid, bid, rng.randint(-DELTA, DELTA)
 
     def one(self, tally: Tally) -> bool:
-        """Run one transaction to its end (with retries); True if it committed."""
+        """Run one transaction to its end (with retries); True if it committed and its
+        acknowledgement is on disk. A log or a database that cannot be written (a full disk)
+        stops the partition (node.fail): this terminal and every other begin nothing more."""
+        try:
+            return self._one(tally)
+        except LogFailed as exc:
+            tally.failed += 1
+            self.node.fail(str(exc))
+            return False
+
+    def _one(self, tally: Tally) -> bool:
         node = self.node
         aid, tid, bid, delta = self.inputs()
         remote = node.sizing.partition_of_branch(node.sizing.branch_of_account(aid))
@@ -124,16 +139,23 @@ class Terminal:
                 else:
                     self.distributed(txid, aid, tid, bid, delta, remote)
                     tally.distributed += 1
-                node.log.acknowledge(f"C {txid}\n")
-                return True
             except PartitionDown:
                 break
             except Exception as exc:
+                if is_storage_failure(exc):
+                    # A refused COMMIT may or may not be in the WAL: no A line, so the audit
+                    # counts it in doubt, whichever it is.
+                    tally.failed += 1
+                    node.fail(storage_line(exc, "the database"))
+                    return False
                 if not transaction.is_conflict(exc):
                     tally.error = tally.error or f"{type(exc).__name__}: {exc}"
                     break  # rolled back; counted as failed, the first message kept
                 tally.retries += 1
                 time.sleep(self.rng.random() * 0.002)  # de-synchronise the colliding pair
+                continue
+            node.log.acknowledge(f"C {txid}\n")  # committed; a LogFailed leaves it in doubt
+            return True
         node.log(f"A {txid}\n")
         tally.failed += 1
         return False
@@ -280,6 +302,15 @@ def run(node, load: Load) -> Tally:
     return total
 
 
+class LogFailed(Exception):
+    """The acknowledgement log refused a record (its message names the path and why); it
+    takes no more, so no record ever follows a cut one."""
+
+
+# Every record the writer makes, whole: a line it did not finish is no record.
+_RECORD = re.compile(r"(?:B -?\d+ -?\d+ -?\d+ -?\d+ -?\d+|[CA] -?\d+)")
+
+
 class AckLog:
     """The driver's append-only line log; acknowledge() makes a line durable.
 
@@ -287,10 +318,18 @@ class AckLog:
     only after an fdatasync covering it, so a power loss cannot lose one (issue 31, finding
     5). Syncs are shared: one fdatasync covers every line written before it, so terminals
     that acknowledge at once wait for one sync, not one each.
+
+    A write that fails (a full disk: ENOSPC, or a short write) is cut back to the last whole
+    record and the log refuses every later one (LogFailed): the file ends with whole records,
+    and a cut that could not be undone is its last line, without its newline, which
+    read_records does not count. An fdatasync that fails breaks the log the same way.
     """
 
     def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self.fd).st_size  # bytes of whole records
+        self.broken = ""  # why the log takes no more records
         self._write_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self.written = 0  # lines written
@@ -299,10 +338,29 @@ class AckLog:
 
     def __call__(self, line: str) -> int:
         """Append a line; returns its number."""
+        data = memoryview(line.encode())
         with self._write_lock:
-            os.write(self.fd, line.encode())
+            if self.broken:
+                raise LogFailed(self.broken)
+            try:
+                while data:
+                    n = os.write(self.fd, data)
+                    if n <= 0:
+                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                    data = data[n:]
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self.fd, self.size)  # the cut record goes
+                raise self._break(exc) from None
+            self.size += len(line.encode())
             self.written += 1
             return self.written
+
+    def _break(self, exc: OSError) -> LogFailed:
+        self.broken = self.broken or storage_line(
+            OSError(exc.errno, exc.strerror or str(exc), self.path), "the acknowledgement log"
+        )
+        return LogFailed(self.broken)
 
     def acknowledge(self, line: str) -> None:
         """Append a line and return once it is on disk."""
@@ -310,13 +368,39 @@ class AckLog:
         with self._sync_lock:
             if self.synced >= n:
                 return  # another terminal's sync covered it
+            if self.broken:
+                raise LogFailed(self.broken)
             upto = self.written
-            os.fdatasync(self.fd)
+            try:
+                os.fdatasync(self.fd)
+            except OSError as exc:
+                with self._write_lock:
+                    raise self._break(exc) from None
             self.synced = upto
             self.syncs += 1
 
     def close(self) -> None:
         os.close(self.fd)
+
+
+def read_records(path: str | os.PathLike) -> list[tuple[str, int]]:
+    """(kind, txid) of each record of a driver's log, in order. A last line without its
+    newline (cut by a crash) is not a record; any other line that is not one the writer
+    makes is damage, named in one line (LogDamaged), never guessed at."""
+    text = Path(path).read_bytes().decode("ascii", errors="replace")
+    lines = text.split("\n")
+    out = []
+    for number, line in enumerate(lines[:-1], 1):  # lines[-1]: after the last newline
+        if not _RECORD.fullmatch(line):
+            shown = line if len(line) <= 40 else line[:40] + "..."
+            raise LogDamaged(f"{path}: line {number} is not a log record: {shown!r}")
+        kind, txid = line.split()[:2]
+        out.append((kind, int(txid)))
+    return out
+
+
+class LogDamaged(WisconsinError):
+    """A driver's log holds a line its writer never writes: the audit cannot trust it."""
 
 
 def per_second(done: list[tuple[float, float]], duration_s: float) -> tuple[list, list]:

@@ -24,6 +24,7 @@ from wisconsin.workloads.debitcredit import audit, histogram, metrics, schema
 from wisconsin.workloads.debitcredit.check import independent_check
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
 from wisconsin.workloads.debitcredit.driver import Load, per_second
+from wisconsin.workloads.debitcredit.failures import RunFailed, naming_storage
 from wisconsin.workloads.debitcredit.runfile import (
     SCHEMA_VERSION,
     WORKLOAD,
@@ -122,6 +123,9 @@ def _warm_up(servers: PartitionServers, cfg: Config) -> int:
     for i in range(WARMUP_MAX_WINDOWS):
         window = min(WARMUP_WINDOW_S, cfg.step_s)
         tallies = servers.run(Load("closed", window, streams=cfg.streams, seed=cfg.seed + i))
+        errors = [t["error"] for t in tallies if t["error"]]
+        if errors and not sum(t["committed"] for t in tallies):
+            raise RunFailed(f"the warm-up committed nothing: {errors[0]}; the run stops")
         committed += sum(t["committed"] for t in tallies)
         growth = [t["engine"][-1][0] - t["engine"][0][0] for t in tallies if t.get("engine")]
         if growth and max(growth) < WARMUP_FLAT_BYTES:
@@ -142,9 +146,23 @@ def measure_partitions(
     return result
 
 
+def _failed(step: Step, partitions: int) -> Step:
+    """A step that delivered nothing because of an unexpected error measured nothing: the
+    run stops there, so no "audit: OK" follows it (a full disk stops it sooner, in the
+    partition that met it)."""
+    if step.first_error and not step.in_window:
+        raise RunFailed(
+            f"P={partitions} {step.mode} step delivered nothing: {step.failed} transactions "
+            f"failed ({step.first_error}); the run stops"
+        )
+    return step
+
+
 def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> PartitionResult:
     t0 = time.perf_counter()
-    paths = schema.build(cfg.data_dir, partitions, cfg.sizing)
+    db_dir = schema.partition_file(cfg.data_dir, 0, partitions).parent
+    with naming_storage(f"P={partitions}: building the database in {db_dir}"):
+        paths = schema.build(cfg.data_dir, partitions, cfg.sizing)
     build_s = time.perf_counter() - t0
     db_bytes = schema.database_bytes(paths)
     log_dir = schema.ack_log_dir(paths[0].parent)  # emptied by the build
@@ -155,7 +173,7 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
             for attempt in range(1 + cfg.closed_retries):
                 seed = cfg.seed + 1000 + r + 500 * attempt
                 load = Load("closed", cfg.closed_s, streams=cfg.streams, seed=seed)
-                steps.append(_step(load, r, partitions, servers.run(load)))
+                steps.append(_failed(_step(load, r, partitions, servers.run(load)), partitions))
                 left.step_done(partitions, cfg.closed_s)
                 say(
                     f"P={partitions} closed {r + 1}/{cfg.repeats}"
@@ -183,7 +201,7 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
                     servers=cfg.servers,
                     seed=cfg.seed + 2000 + 100 * r + i,
                 )
-                steps.append(_step(load, r, partitions, servers.run(load)))
+                steps.append(_failed(_step(load, r, partitions, servers.run(load)), partitions))
                 left.step_done(partitions, cfg.step_s)
                 s = steps[-1]
                 say(
@@ -192,9 +210,10 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
                     + _steady(s)
                     + f"; {left.text()}"
                 )
-    recovered = audit.recover(paths)
-    a = audit.check(paths, log_dir)
-    ok, lines = independent_check(str(paths[0].parent))
+    with naming_storage(f"P={partitions}: auditing the database in {db_dir}"):
+        recovered = audit.recover(paths)
+        a = audit.check(paths, log_dir)
+        ok, lines = independent_check(str(paths[0].parent))
     record = AuditRecord(
         **dataclasses.asdict(a),
         problems=a.problems,
@@ -202,7 +221,16 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
         independent=tuple(lines),
         independent_ok=ok,
     )
-    say(f"P={partitions} audit: {'OK' if record.ok else 'VOID: ' + '; '.join(a.problems)}")
+    erred = [s for s in steps if s.first_error]
+    say(
+        f"P={partitions} audit: {'OK' if record.ok else 'VOID: ' + '; '.join(a.problems)}"
+        + (
+            f"; {sum(s.failed for s in erred)} transactions of {len(erred)} steps failed with "
+            f"unexpected errors (first: {erred[0].first_error})"
+            if erred
+            else ""
+        )
+    )
     return PartitionResult(
         partitions=partitions,
         oversubscribed=partitions > environment.usable_cores(),
@@ -247,19 +275,29 @@ def run_bench(
         for p in todo:
             results.append(measure_partitions(cfg, p, work_dir, say, left))
             if p != todo[-1]:
-                partial = save_partial(_run(cfg, started, results), final)
+                with naming_storage("saving what was measured"):
+                    partial = save_partial(_run(cfg, started, results), final)
     except KeyboardInterrupt as exc:
         if partial is not None:
-            exc.resume_command = (
-                f"what was measured is in {partial}: continue it with `wisconsin bench "
-                f"--workload debitcredit --resume {partial}`"
-            )
+            exc.resume_command = _resume_text(partial)
         raise
+    except RunFailed as exc:
+        if partial is None:
+            raise
+        raise type(exc)(f"{exc}; {_resume_text(partial)}") from None
     run = _run(cfg, started, results)
-    path = save(run, final)
+    with naming_storage("saving the run file"):
+        path = save(run, final)
     if partial is not None:
         partial.unlink(missing_ok=True)  # the run file holds it all now
     return run, path
+
+
+def _resume_text(partial: Path) -> str:
+    return (
+        f"what was measured is in {partial}: continue it with `wisconsin bench "
+        f"--workload debitcredit --resume {partial}`"
+    )
 
 
 def _run(cfg: Config, started: str, results) -> DebitCreditRun:

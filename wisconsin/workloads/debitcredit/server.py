@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 
 from wisconsin import interrupts
-from wisconsin.workloads.debitcredit import driver, histogram, transaction
+from wisconsin.workloads.debitcredit import driver, failures, histogram, transaction
 from wisconsin.workloads.debitcredit.schema import Sizing, connect
 
 TXID_PART_SHIFT = 52  # txid = part << 52 | sequence: unique across partitions and restarts
@@ -75,6 +75,8 @@ class Node:
         self.first_teller = part * self.tellers
         self.total_branches = sizing.branches(partitions)
         self.stopping = threading.Event()
+        self.fatal = ""  # why this partition cannot go on (a full disk, a thread's error)
+        self._fatal_lock = threading.Lock()
         self.log = driver.AckLog(log_path)
         # A restarted process starts past every txid it may have issued before: the clock in
         # microseconds grows faster than any one process issues transactions.
@@ -91,21 +93,30 @@ class Node:
     def next_txid(self) -> int:
         return (self.part << TXID_PART_SHIFT) | next(self._seq)
 
+    def fail(self, why: str) -> None:
+        """This partition cannot go on: keep the first reason, stop every terminal."""
+        with self._fatal_lock:
+            self.fatal = self.fatal or why
+        self.stopping.set()
+
     def close(self) -> None:
-        self.con.close()
+        # Closing checkpoints; on a full disk that fails, and the WAL keeps every commit.
+        with contextlib.suppress(duckdb.Error):
+            self.con.close()
         self.log.close()
 
 
 def _peer_session(node: Node, conn) -> None:
-    """Serve one peer connection: prepare / commit / abort of remote halves, in order."""
+    """Serve one peer connection: prepare / commit / abort of remote halves, in order.
+
+    The peer's end of the connection (its process died, its terminal gave up) ends the
+    session quietly: an open half is rolled back, and a decided one is redone by recovery.
+    A half this partition cannot write (a full disk) stops the partition (node.fail)."""
     cur = node.con.cursor()
     open_tx = None
     try:
         while True:
-            try:
-                msg = conn.recv()
-            except (EOFError, OSError):
-                return
+            msg = conn.recv()
             op = msg[0]
             if op == "prepare":
                 _, txid, home, aid, delta = msg
@@ -114,6 +125,8 @@ def _peer_session(node: Node, conn) -> None:
                     open_tx = msg
                     conn.send(("ok",))
                 except duckdb.Error as exc:
+                    if failures.is_storage_failure(exc):
+                        node.fail(failures.storage_line(exc, "the database"))
                     kind = "conflict" if transaction.is_conflict(exc) else "error"
                     conn.send((kind, str(exc)))
             elif op == "commit":
@@ -123,6 +136,14 @@ def _peer_session(node: Node, conn) -> None:
             elif op == "abort":
                 transaction.rollback(cur)
                 open_tx = None
+    except (EOFError, OSError):
+        return  # the peer is gone (a closed, reset or broken connection)
+    except duckdb.Error as exc:  # a decided half that cannot commit: recovery redoes it
+        node.fail(
+            failures.storage_line(exc, "the database")
+            if failures.is_storage_failure(exc)
+            else f"a remote half failed: {type(exc).__name__}: {_first_line(exc)}"
+        )
     finally:
         if open_tx is not None:
             transaction.rollback(cur)  # undecided or decided: recovery redoes a decided one
@@ -146,6 +167,30 @@ def _commit_decided(cur, prepared) -> None:
             if not transaction.is_conflict(exc):
                 raise
             time.sleep(0.001)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _why(exc: BaseException, doing: str) -> str:
+    """One line for an error nobody expected, or for a full disk."""
+    if failures.is_storage_failure(exc):
+        return failures.storage_line(exc, "the database")
+    return f"{doing} failed: {type(exc).__name__}: {_first_line(exc)}"
+
+
+def _thread_errors_fail(node: Node) -> None:
+    """No thread of this process prints a traceback: an error that escapes one stops the
+    partition, and the coordinator says it in one line."""
+
+    def hook(args) -> None:
+        if args.exc_type is SystemExit:
+            return
+        name = args.thread.name if args.thread is not None else "a thread"
+        node.fail(_why(args.exc_value, f"thread {name}"))
+
+    threading.excepthook = hook
 
 
 def _accept(node: Node, listener: Listener) -> None:
@@ -242,8 +287,14 @@ def serve(
         _pin_every_thread(core)
     interrupts.child_ignores_sigint()  # ^C is the coordinator's to handle
     log_path = Path(log_dir) / f"driver-p{part:03d}.log"
-    node = Node(part, partitions, sizing, path, log_path, authkey, leave_open)
-    listener = peer_listener(authkey)
+    try:
+        node = Node(part, partitions, sizing, path, log_path, authkey, leave_open)
+        listener = peer_listener(authkey)
+    except Exception as exc:  # e.g. a full disk: one line to the coordinator, no traceback
+        with contextlib.suppress(OSError):
+            ctrl.send(("failed", _why(exc, "the start")))
+        os._exit(1)
+    _thread_errors_fail(node)
     threading.Thread(target=_accept, args=(node, listener), daemon=True).start()
     threading.Thread(target=_orphan_watch, args=(node, os.getppid()), daemon=True).start()
     try:
@@ -251,6 +302,8 @@ def serve(
         while reply is not None:
             try:  # a closed pipe: the coordinator is gone (^C, exit, kill)
                 ctrl.send(reply)
+                if node.fatal:
+                    break
                 msg = ctrl.recv()
             except (EOFError, OSError):
                 break
@@ -260,12 +313,18 @@ def serve(
                 reply = ("ok",)
             elif msg[0] == "run":
                 reply = run_step(node, msg[1])
-                if node.stopping.is_set():
+                if node.fatal:  # the step is not measured: its tally is not sent
+                    reply = ("failed", node.fatal)
+                elif node.stopping.is_set():
                     break
+    except Exception as exc:
+        node.fail(_why(exc, "the partition server"))
+        with contextlib.suppress(OSError):
+            ctrl.send(("failed", node.fatal))
     finally:
         node.stopping.set()
         listener.close()
         node.close()
     # Committed work is in the WAL. Skip interpreter teardown: peer threads may still hold
     # cursors, and DuckDB's bindings complain about them at exit.
-    os._exit(0)
+    os._exit(1 if node.fatal else 0)

@@ -25,6 +25,7 @@ import contextlib
 
 import duckdb
 
+from wisconsin.workloads.debitcredit.failures import is_storage_failure
 from wisconsin.workloads.debitcredit.schema import NO_REMOTE
 
 UPDATE_ACCOUNT = "UPDATE account SET abalance = abalance + $1 WHERE aid = $2 RETURNING abalance"
@@ -38,7 +39,13 @@ INSERT_MARKER = "INSERT INTO remote_applied VALUES ($1, $2, $3, $4)"
 
 
 def is_conflict(exc: BaseException) -> bool:
-    """DuckDB's optimistic concurrency: a write-write conflict aborts the later writer."""
+    """DuckDB's optimistic concurrency: a write-write conflict aborts the later writer.
+
+    A commit refused because the WAL could not be written is a TransactionException too
+    ("Failed to commit: Could not write file ...: No space left on device"): that is no
+    conflict, and retrying it (up to 100 times, or forever in a redo) only hides the disk."""
+    if is_storage_failure(exc):
+        return False
     return isinstance(exc, duckdb.TransactionException) or "onflict" in str(exc)
 
 
