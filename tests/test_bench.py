@@ -118,7 +118,7 @@ def test_the_last_line_says_where_the_disk_went_and_how_to_free_it(tmp_path):
     import shlex
     import subprocess
 
-    from wisconsin.cli.bench import _leftovers
+    from wisconsin.workloads.inventory import disk_line as _leftovers
 
     data, out = tmp_path / "data", tmp_path / "out"
     tables = [data / "F2", data / "G2"]

@@ -935,3 +935,5 @@ def test_generate_says_when_the_rows_do_not_divide_evenly(tmp_path):
         result.output
     )
     assert f"{tmp_path / 'F2'}: 1,000 rows in 2 partitions\n" in result.output
+    last = result.output.splitlines()[-1]  # where the tables are and how to remove them
+    assert last.startswith("disk: tables ") and last.endswith(f"`wisconsin remove {tmp_path}`")

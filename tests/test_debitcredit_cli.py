@@ -40,6 +40,11 @@ def test_bench_debitcredit_end_to_end(tmp_path, monkeypatch):
     assert two.audit.distributed_rows >= sum(s.distributed for s in two.steps) > 0  # + warm-up
     assert metrics.expected_remote(run.config.sizing, 2) == 0.15 * 4 / 7
     assert list(out.glob("*-response-time.png")) and list(out.glob("*-oltp-scaleup.svg"))
+    dc = tmp_path / "d" / "debitcredit"  # the last line: its databases and files, and their disk
+    assert res.output.splitlines()[-1].startswith("disk: tables ")
+    assert f"MB in {dc}, run file, " in res.output and f"`rm -r {dc} {path.with_suffix('')}*`" in (
+        res.output
+    )
 
     rep = CliRunner().invoke(cli, ["report", str(path), "--format", "json"])
     assert rep.exit_code == 0, rep.output

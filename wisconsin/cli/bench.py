@@ -215,6 +215,11 @@ def bench(
         click.echo(f"run file: {path}")
         click.echo(f"report:   {files[0]}")
         click.echo(f"figures:  {', '.join(str(f) for f in files[1:] if f.suffix == '.png')}")
+        from wisconsin.workloads.inventory import disk_line
+
+        dc_data = Path(_run.config.data_dir)  # the bench's own directory under --data
+        databases = [dc_data / f"dc{r.partitions}" for r in _run.results]
+        click.echo(disk_line(dc_data, databases, Path(path)))
         return
     if resume_path is not None:
         raise click.UsageError(
@@ -365,48 +370,10 @@ def bench(
     click.echo(
         f"bench took {time.monotonic() - started:.0f} s; check it with `wisconsin audit {result.run_path}`"
     )
+    from wisconsin.workloads.inventory import disk_line
+
     tables = [Path(data_dir) / s.name for s in preset_specs(chosen, seed, ("F", "G"), parts)]
-    click.echo(_leftovers(Path(data_dir), tables, result.run_path, bool(cluster_address)))
-
-
-def _disk_used(paths) -> int:
-    """Bytes of the files under paths, or of the files given (allocated blocks, as du
-    counts them)."""
-    import contextlib
-    import os
-
-    total = 0
-    for top in paths:
-        if not os.path.isdir(top):
-            with contextlib.suppress(OSError):
-                total += os.lstat(top).st_blocks * 512
-        for root, _dirs, files in os.walk(top):
-            for f in files:
-                with contextlib.suppress(OSError):  # removed meanwhile
-                    total += os.lstat(os.path.join(root, f)).st_blocks * 512
-    return total
-
-
-def _leftovers(data: Path, tables: list[Path], run_path: Path, on_cluster: bool) -> str:
-    """The bench's last line: where its tables and run files are, their disk, how to remove."""
-    data, run_path = data.absolute(), run_path.absolute()
-    tables = [t.absolute() for t in tables]
-    stem = run_path.with_suffix("")
-    outs = [p for p in run_path.parent.iterdir() if p.name.startswith(stem.name)]
-    tables = [t for t in tables if t.exists()]
-    # the whole data directory when it holds nothing else (lock files and the probe aside)
-    other = [p for p in data.iterdir() if p not in tables and p.name != "_probe" and p.is_dir()]
-    rm_tables = " ".join(map(str, tables)) if other else str(data)
-    where = (
-        f"on the cluster workers' disks (manifests in {data})"
-        if on_cluster
-        else f"{_gb(_disk_used(tables))} in {data}"
-    )
-    return (
-        f"disk: tables {where}, run file, report and figures "
-        f"{_gb(_disk_used(outs))} in {run_path.parent}; remove them with "
-        f"`rm -r {rm_tables} {stem}*`"
-    )
+    click.echo(disk_line(Path(data_dir), tables, result.run_path, bool(cluster_address)))
 
 
 def _gb(n: int) -> str:

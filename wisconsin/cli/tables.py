@@ -116,6 +116,10 @@ def generate(
                 else ""
             )
         )
+    from wisconsin.workloads.inventory import disk_line
+
+    tables = [Path(data_dir) / m.name for m in result.manifests]
+    click.echo(disk_line(Path(data_dir), tables, on_cluster=cluster_address is not None))
 
 
 def _cluster_logs(cluster_address, directory):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import WisconsinError, workloads
+from wisconsin.builds.cost import size
 from wisconsin.store import KINDS, MANIFEST, lock
 
 TABLE_NAME = re.compile(rf"[{''.join(KINDS)}][0-9]+")
@@ -53,6 +54,37 @@ def disk_bytes(path: Path) -> int:
             with contextlib.suppress(OSError):  # gone meanwhile
                 total += (Path(root) / f).lstat().st_blocks * 512
     return total
+
+
+def disk_used(paths) -> int:
+    return sum(disk_bytes(Path(p)) for p in paths if os.path.lexists(p))
+
+
+def disk_line(
+    data: Path, tables: list[Path], run_path: Path | None = None, on_cluster: bool = False
+) -> str:
+    """The last line of generate and bench: where the tables (and a bench's run file,
+    report and figures) are, their size on disk, and how to remove them."""
+    data = Path(data).absolute()
+    tables = [t.absolute() for t in tables if t.exists()]
+    outs: list[Path] = []
+    if run_path is not None:
+        run_path = run_path.absolute()
+        outs = [p for p in run_path.parent.iterdir() if p.name.startswith(run_path.stem)]
+    # the whole data directory when it holds nothing else (lock files and the probe aside)
+    other = [p for p in data.iterdir() if p not in tables and p.name != PROBE and p.is_dir()]
+    rm_tables = " ".join(map(str, tables)) if other else str(data)
+    where = (
+        f"on the cluster workers' disks (manifests in {data})"
+        if on_cluster
+        else f"{size(disk_used(tables))} in {data}"
+    )
+    if run_path is None:
+        return f"disk: tables {where}; remove them with `wisconsin remove {rm_tables}`"
+    return (
+        f"disk: tables {where}, run file, report and figures {size(disk_used(outs))} in "
+        f"{run_path.parent}; remove them with `rm -r {rm_tables} {run_path.with_suffix('')}*`"
+    )
 
 
 def table_kind(d: Path) -> str | None:
