@@ -222,7 +222,7 @@ def test_fail_slower_gates_ci_on_a_significant_slowdown(tmp_path):
     save(_block_run(rng, start="C"), tmp_path / "c.json")
     a, b, c = (str(tmp_path / f"{x}.json") for x in "abc")
     res = _cli("compare", "--fail-slower", "1.2", a, b)
-    assert res.exit_code == 1 and "gate: 2 point(s) of B slower than A by more than 1.2x" in (
+    assert res.exit_code == 1 and "whole curve(s) of B slower than A by more than 1.2x" in (
         res.output
     )
     assert _cli("compare", "--fail-slower", "1.5", a, b).exit_code == 0  # 1.3x: under 1.5
@@ -468,7 +468,9 @@ def test_an_ab_files_alternated_blocks_gate_a_shift_separate_runs_cannot(tmp_pat
         tmp_path / "x-ab.json",
     )  # fmt: skip
     gate = ab_slower_than(ab_path, 1.05)
-    assert gate.startswith("4 point(s) of B slower than A by more than 1.05x"), gate
+    assert gate.startswith(
+        "4 point(s) and 4 whole curve(s) of B slower than A by more than 1.05x"
+    ), gate
     save(a, tmp_path / "a.json")
     save(b, tmp_path / "b.json")
     assert slower_than([tmp_path / "a.json"], [tmp_path / "b.json"], 1.05) == ""
@@ -552,13 +554,23 @@ def test_the_gate_is_strictly_more_than_its_factor_and_names_the_interval(tmp_pa
     b = _slower_level(_block_run(rng, blocks=15, spread=0.01, start="B"), 1.06)
     c = compare_runs(a, b, force=True, paired=True)
     bad = [r for r in c.rows if r.significant]
+    curves = [r for r in c.curves if r.significant]
     worst = max(bad, key=lambda r: r.time_ratio.value)
+    wc = max(curves, key=lambda r: r.time_ratio.value)
     w = worst.time_ratio
     assert _slower(c, 1.05) == (
-        f"{len(bad)} point(s) of B slower than A by more than 1.05x, significant after Holm's "
-        f"correction; worst {worst.table} {worst.query}: {interval_text(w.value, w.lo, w.hi)}"
+        f"{len(bad)} point(s) and {len(curves)} whole curve(s) of B slower than A by more than "
+        f"1.05x, significant after Holm's correction; worst {worst.table} {worst.query}: "
+        f"{interval_text(w.value, w.lo, w.hi)}; worst curve {wc.label}: "
+        f"{interval_text(wc.time_ratio.value, wc.time_ratio.lo, wc.time_ratio.hi)}"
     )
     assert _slower(c, w.value) == ""  # B slower by exactly the factor is not more than it
+    # no point alone significant, one whole curve is: the verdict says "B slower", so does
+    # the gate (it counted points only)
+    only_curve = dataclasses.replace(
+        c, rows=tuple(dataclasses.replace(r, significant=False) for r in c.rows)
+    )
+    assert _slower(only_curve, 1.05).startswith(f"{len(curves)} whole curve(s) of B slower")
 
 
 def test_an_ab_file_reads_as_pinned(tmp_path):

@@ -564,12 +564,26 @@ def slower_than(
 
 
 def _slower(c: Comparison, factor: float) -> str:
+    """The gate judges as the verdict does: points and whole curves, each significant after
+    Holm's correction over the one family (a curve can be slower when no point alone is)."""
     bad = [r for r in c.rows if r.significant and r.time_ratio.value > factor]
-    if not bad:
+    curves = [r for r in c.curves if r.significant and r.time_ratio.value > factor]
+    if not bad and not curves:
         return ""
-    worst = max(bad, key=lambda r: r.time_ratio.value)
+    what = [f"{len(bad)} point(s)"] if bad else []
+    what += [f"{len(curves)} whole curve(s)"] if curves else []
+    worst = []
+    if bad:
+        w = max(bad, key=lambda r: r.time_ratio.value)
+        worst.append(f"{w.table} {w.query}: {_ratio_text(w.time_ratio)}")
+    if curves:
+        w = max(curves, key=lambda r: r.time_ratio.value)
+        worst.append(f"curve {w.label}: {_ratio_text(w.time_ratio)}")
     return (
-        f"{len(bad)} point(s) of B slower than A by more than {factor:g}x, significant after "
-        f"Holm's correction; worst {worst.table} {worst.query}: "
-        f"{interval_text(worst.time_ratio.value, worst.time_ratio.lo, worst.time_ratio.hi)}"
+        f"{' and '.join(what)} of B slower than A by more than {factor:g}x, significant after "
+        f"Holm's correction; worst {'; worst '.join(worst)}"
     )
+
+
+def _ratio_text(r: Ratio) -> str:
+    return interval_text(r.value, r.lo, r.hi)
