@@ -82,7 +82,7 @@ def test_identical_configurations_in_blocks_are_rarely_called_different():
 
 
 def test_holm_adjusts_step_down():
-    from wisconsin.workloads.wisconsin.compare import holm
+    from wisconsin.analysis.significance import holm
 
     assert holm([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
     assert holm([]) == []
@@ -243,7 +243,7 @@ def _curve_run(rng, scan_slow: float = 1.0, p2_slow: float = 1.0, blocks: int = 
 
 
 def test_whole_curve_geomean_and_ratio_of_speedups_on_blocks():
-    from wisconsin.workloads.wisconsin.compare_curves import welch
+    from wisconsin.analysis.significance import welch
 
     rng = np.random.default_rng(3)
     c = compare_runs(_curve_run(rng), _curve_run(rng, p2_slow=1.25, start="B"))
@@ -300,7 +300,7 @@ def test_one_block_a_side_gives_no_curve_rows(ab):
 
 
 def test_separate_runs_allow_for_their_run_to_run_shift_an_ab_file_does_not():
-    from wisconsin.workloads.wisconsin.compare import RUN_TO_RUN_LOG_SD, run_to_run_var
+    from wisconsin.analysis.significance import RUN_TO_RUN_LOG_SD, run_to_run_var
 
     sd2 = RUN_TO_RUN_LOG_SD**2
     assert run_to_run_var(1, 1, paired=False) == pytest.approx(2 * sd2)
@@ -324,7 +324,7 @@ def test_separate_runs_allow_for_their_run_to_run_shift_an_ab_file_does_not():
 def test_welch_without_extra_variance_is_scipys_welch():
     from scipy import stats as sps
 
-    from wisconsin.workloads.wisconsin.compare_curves import welch
+    from wisconsin.analysis.significance import welch
 
     rng = np.random.default_rng(5)
     la, lb = rng.normal(0, 0.1, 7), rng.normal(0.05, 0.2, 11)
@@ -338,7 +338,7 @@ def test_welch_without_extra_variance_is_scipys_welch():
 def test_welch_with_identical_blocks_and_with_only_run_to_run_variance():
     from scipy import stats as sps
 
-    from wisconsin.workloads.wisconsin.compare_curves import welch
+    from wisconsin.analysis.significance import welch
 
     shifted, p = welch([0.0] * 3, [0.1] * 3)  # no spread: a shift is certain, no width
     assert p == 0.0 and shifted.lo == shifted.hi == pytest.approx(np.exp(0.1))
@@ -784,7 +784,7 @@ def test_detectable_on_two_blocks_a_side_by_the_cauchy_quantiles():
 def test_a_tight_threefold_slowdown_is_not_wide():
     """'wide': an interval wider than 10% of its value. B 3x slower with tight blocks: the
     point's interval and its curve's (about 3 +- 2%) are narrow."""
-    from wisconsin.workloads.wisconsin.compare_curves import welch
+    from wisconsin.analysis.significance import welch
 
     rng = np.random.default_rng(4)
     a = _block_run(rng, blocks=6, spread=0.01)
@@ -800,7 +800,7 @@ def test_a_tight_threefold_slowdown_is_not_wide():
 def test_welch_with_equal_spreads_on_both_sides_is_scipys_welch():
     from scipy import stats as sps
 
-    from wisconsin.workloads.wisconsin.compare_curves import welch
+    from wisconsin.analysis.significance import welch
 
     la, lb = [0.0, 0.2, 0.4], [0.1, 0.3, 0.5]  # same variance, B 0.1 higher
     r, p = welch(la, lb)
@@ -981,7 +981,7 @@ def test_a_point_one_side_lacks_is_left_out_and_the_rest_compared():
 def test_two_blocks_a_side_take_the_block_test():
     """Two blocks is the fewest the block test takes (a Welch test on each side's block
     log medians); one block falls back to the repetitions' permutation test."""
-    from wisconsin.workloads.wisconsin.compare import _block_test, run_to_run_var
+    from wisconsin.analysis.significance import block_test, run_to_run_var
 
     rng = np.random.default_rng(14)
     a, b = _block_run(rng, blocks=2), _block_run(rng, blocks=2, start="B")
@@ -991,7 +991,7 @@ def test_two_blocks_a_side_take_the_block_test():
         ma, mb = a.measurement(r.table, r.query), b.measurement(r.table, r.query)
         ba, bb = list(a.times_by_block(ma).values()), list(b.times_by_block(mb).values())
         assert (len(ba), len(bb), r.blocks_a, r.blocks_b) == (2, 2, 2, 2)
-        ratio, p = _block_test(ba, bb, ma.times, mb.times, run_to_run_var(1, 1, False))
+        ratio, p = block_test(ba, bb, ma.times, mb.times, run_to_run_var(1, 1, False))
         assert (r.time_ratio, r.p_value) == (ratio, p)
         assert p != permutation_p(ma.times, mb.times)
 

@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
+from wisconsin.analysis.stats import median
 from wisconsin.runfiles.runfile import CacheState, Measurement, Run
 
 NO_CALIBRATION = "bound not available: run file lacks calibration"
@@ -44,13 +43,9 @@ def threads(run: Run, partitions: int) -> int:
     return partitions
 
 
-def _median(xs: Sequence[float]) -> float | None:
-    return float(np.median(xs)) if xs else None
-
-
 def recorded_overhead(ms: Sequence[Measurement]) -> float | None:
     """Median harness overhead over every timed repetition that recorded one."""
-    return _median([r.overhead_s for m in ms for r in m.repetitions if r.overhead_s is not None])
+    return median([r.overhead_s for m in ms for r in m.repetitions if r.overhead_s is not None])
 
 
 def bytes_read(ms: Sequence[Measurement]) -> float | None:
@@ -61,7 +56,7 @@ def bytes_read(ms: Sequence[Measurement]) -> float | None:
             b = [s.bytes_read for s in r.partitions]
             if b and all(x is not None for x in b):
                 vals.append(float(sum(b)))
-    return _median(vals)
+    return median(vals)
 
 
 def table_bytes(ms: Sequence[Measurement]) -> float | None:

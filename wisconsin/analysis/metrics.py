@@ -24,6 +24,7 @@ from wisconsin.analysis import stats
 from wisconsin.runfiles.runfile import Measurement, Run
 
 Ratio = stats.Interval  # a ratio of medians with its 95% interval
+median = stats.median  # callers that read it here (the one definition is stats.median)
 HARNESS_SHARE = 0.80  # engine share below this: the point measures the harness
 HARNESS_FACTOR = 20.0  # ... or its median below this many harness overheads
 
@@ -74,13 +75,8 @@ class Point:
         return self.verified and headline_ratio(self.harness, self.base_harness)
 
 
-def median(xs: Sequence[float]) -> float:
-    """Median of a non-empty sequence."""
-    return float(np.median(np.asarray(xs, dtype=float)))
-
-
 def ratio_interval(num: Sequence[float], den: Sequence[float]) -> Ratio:
-    """median(num)/median(den) of one run's repetitions with its 95% interval."""
+    """stats.median(num)/stats.median(den) of one run's repetitions with its 95% interval."""
     return stats.ratio_interval([num], [den])
 
 
@@ -117,7 +113,7 @@ def _per_partition(m: Measurement) -> bool:
 def _mean_engine(m: Measurement) -> float | None:
     if not _per_partition(m):
         return None
-    return median([float(np.mean([s.engine_s for s in r.partitions])) for r in m.repetitions])
+    return stats.median([float(np.mean([s.engine_s for s in r.partitions])) for r in m.repetitions])
 
 
 def startup_delay(m: Measurement) -> float | None:
@@ -125,7 +121,7 @@ def startup_delay(m: Measurement) -> float | None:
     reps = [r for r in m.repetitions if r.partitions]
     if not reps:
         return None
-    return median([float(np.mean([s.start_delay_s for s in r.partitions])) for r in reps])
+    return stats.median([float(np.mean([s.start_delay_s for s in r.partitions])) for r in reps])
 
 
 def skew(m: Measurement) -> float | None:
@@ -138,7 +134,7 @@ def skew(m: Measurement) -> float | None:
         if e.mean() <= 0:
             return None
         vals.append(float(e.max() / e.mean()))
-    return median(vals)
+    return stats.median(vals)
 
 
 def interference(m: Measurement, base: Measurement) -> float | None:
@@ -162,13 +158,13 @@ def cpu_utilisation(m: Measurement, cores: int) -> float | None:
         if not r.partitions or r.wall_s <= 0:
             continue
         vals.append(sum(s.cpu_s for s in r.partitions) / (r.wall_s * min(m.partitions, cores)))
-    return median(vals) if vals else None
+    return stats.median(vals) if vals else None
 
 
 def engine_share(ms: Sequence[Measurement]) -> float | None:
     """Median recorded engine share (Repetition.engine_share); None: not recorded."""
     vals = [r.engine_share for m in ms for r in m.repetitions if r.engine_share is not None]
-    return median(vals) if vals else None
+    return stats.median(vals) if vals else None
 
 
 def harness_dominated(share: float | None, overhead: float | None, t: float) -> bool | None:
@@ -187,7 +183,7 @@ def measurement_harness(ms: Sequence[Measurement]) -> bool | None:
     times = [t for m in ms for t in m.times]
     if not times:
         return None
-    return harness_dominated(engine_share(ms), bnd.recorded_overhead(ms), median(times))
+    return harness_dominated(engine_share(ms), bnd.recorded_overhead(ms), stats.median(times))
 
 
 def headline_ratio(harness: bool | None, base_harness: bool | None) -> bool:
@@ -278,7 +274,7 @@ def compute_points(runs: Run | Sequence[Run]) -> list[Point]:
     for (kind, query), per_p in series(runs).items():
         base = per_p[0]
         base_times = [m.times for m in base]
-        t0 = median([t for ts in base_times for t in ts])
+        t0 = stats.median([t for ts in base_times for t in ts])
         for ms in per_p:
             m = ms[0]
             times = [x.times for x in ms]
@@ -292,7 +288,7 @@ def compute_points(runs: Run | Sequence[Run]) -> list[Point]:
                 ratio, nblocks = block_ratio(runs, base, ms)
             else:
                 ratio, nblocks = block_ratio(runs, ms, base)
-            tmed = median(flat)
+            tmed = stats.median(flat)
             if kind == "F":
                 ideal, eff, kf = p, efficiency(ratio.value, p), karp_flatt(ratio.value, p)
             else:

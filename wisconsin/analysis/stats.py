@@ -170,6 +170,12 @@ def block_log_medians(times: Blocks) -> np.ndarray:
     return np.log([np.median(x) for x in times if len(x)])
 
 
+def median(xs) -> float | None:
+    """The median of the values given, Nones left out; None if there are none."""
+    vals = [float(x) for x in xs if x is not None]
+    return float(np.median(vals)) if vals else None
+
+
 def permutation_p(a: Sequence[float], b: Sequence[float]) -> float:
     """Two-sided permutation p-value of mean(a) - mean(b) (scipy.stats.permutation_test).
 

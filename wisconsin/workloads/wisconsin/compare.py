@@ -23,8 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from wisconsin import WisconsinError
-from wisconsin.analysis import stats
+from wisconsin.analysis import significance, stats
 from wisconsin.analysis.metrics import Ratio, as_runs, compute_points
+from wisconsin.analysis.significance import (
+    RUN_TO_RUN_LOG_SD,
+    block_test,
+    holm,
+    run_to_run_var,
+)
 from wisconsin.runfiles.runfile import Run, RunFileError
 from wisconsin.workloads.wisconsin import tandem
 from wisconsin.workloads.wisconsin.compare_curves import (
@@ -32,7 +38,6 @@ from wisconsin.workloads.wisconsin.compare_curves import (
     RatioOfRatios,
     curve_rows,
     ratio_of_ratios,
-    welch,
 )
 from wisconsin.workloads.wisconsin.queries import QUERIES
 from wisconsin.workloads.wisconsin.report import (
@@ -46,11 +51,6 @@ from wisconsin.workloads.wisconsin.report import (
 )
 
 ALPHA = 0.05
-# How much a whole run's level (log median times) shifts from one run to the next beyond
-# what its blocks show: the page cache, placement and neighbours of that session. Measured
-# on the reference machine from quiet A/A pairs of 15 blocks (method of moments over every
-# point: E[d^2 - block variance] / 2; benchmarks/aa_compare.py, docs/methodology.md).
-RUN_TO_RUN_LOG_SD = 0.03
 FORMATS = ("text", "markdown", "json")
 permutation_p = stats.permutation_p
 
@@ -164,7 +164,7 @@ def compare_runs(
         pa, pb = pts_a.get((ma.table, ma.query)), pts_b.get((ma.table, ma.query))
         ba, bb = _blocks(runs_a, sa), _blocks(runs_b, sb)
         if len(ba) >= 2 and len(bb) >= 2:
-            tr, p = _block_test(ba, bb, ta, tb, extra)
+            tr, p = block_test(ba, bb, ta, tb, extra)
         else:
             p = permutation_p(ta, tb)
             # The ratio's interval pairs runs by position; with unequal numbers of runs the
@@ -229,37 +229,8 @@ def _blocks(runs: list[Run], ms) -> list[tuple[float, ...]]:
     return [blk for r, m in zip(runs, ms, strict=True) for blk in r.times_by_block(m).values()]
 
 
-def run_to_run_var(runs_a: int, runs_b: int, paired: bool) -> float:
-    """Variance (log scale) separate runs add to T_B/T_A beyond their blocks': each run's
-    level shifts as a whole (RUN_TO_RUN_LOG_SD), less for a side pooling several runs; none
-    for an A/B file, whose blocks of A and B alternate in one session."""
-    if paired:
-        return 0.0
-    return RUN_TO_RUN_LOG_SD**2 * (1 / max(1, runs_a) + 1 / max(1, runs_b))
-
-
-def _block_test(ba, bb, ta, tb, extra_var: float = 0.0) -> tuple[Ratio, float]:
-    """T_B/T_A (ratio of medians) with the Welch t-interval on the blocks' log medians
-    (widened to hold it), and the Welch test's p-value (extra_var: run_to_run_var)."""
-    r, p = welch(stats.block_log_medians(ba), stats.block_log_medians(bb), extra_var)
-    value = float(np.median(tb) / np.median(ta))
-    lo, hi = min(r.lo, value), max(r.hi, value)
-    return Ratio(value, lo, hi, bool(hi - lo > stats.WIDE_FRACTION * value)), p
-
-
 def _detectable(r: Row, level: float) -> float | None:
-    """The smallest T_B/T_A > 1 a Welch test with these blocks' spread would call
-    significant at `level` (two-sided): exp(t * se) around no difference. None for a point
-    tested on repetitions (one block a side)."""
-    lo, hi = r.time_ratio.lo, r.time_ratio.hi
-    if min(r.blocks_a, r.blocks_b) < 2 or not lo or not hi or hi <= lo:
-        return None
-    half = math.log(hi / lo) / 2
-    df = max(1, min(r.blocks_a, r.blocks_b) - 1)
-    from scipy import stats as sps
-
-    se = half / sps.t.ppf(0.5 + stats.LEVEL / 2, df)
-    return float(math.exp(sps.t.ppf(1 - level / 2, df) * se))
+    return significance.detectable(r.time_ratio, r.blocks_a, r.blocks_b, level)
 
 
 # Past this, a "smallest slowdown" is no figure a reader can use (2 blocks a side, df = 1 at
@@ -282,16 +253,6 @@ def _detectable_note(detect: list[float], fewest_blocks: int) -> str:
         f"points, {detect[0]:.2f}x-"
         + (f"{detect[-1]:.2f}x)" if detect[-1] <= DETECTABLE_SHOWN_MAX else "more than 10x)")
     )
-
-
-def holm(ps: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (family-wise error at most alpha)."""
-    order = sorted(range(len(ps)), key=lambda i: ps[i])
-    out, running = [1.0] * len(ps), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
-        out[i] = running
-    return out
 
 
 def overall_verdict(rows: Sequence[Row | CurveRow]) -> str:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from wisconsin.analysis import stats
 from wisconsin.analysis.metrics import Ratio
+from wisconsin.analysis.significance import welch
 from wisconsin.runfiles.runfile import Run
 
 
@@ -62,32 +62,6 @@ def block_logs(runs: Sequence[Run], table: str, query: str) -> dict[tuple[int, i
             if len(times):
                 out[(i, block)] = float(np.log(np.median(times)))
     return out
-
-
-def welch(la: Sequence[float], lb: Sequence[float], extra_var: float = 0.0) -> tuple[Ratio, float]:
-    """exp(mean lb - mean la) with its Welch t-interval, and the two-sided p-value.
-
-    extra_var (log scale) is added to the variance of the difference: the run-to-run
-    variation two separate runs carry and their own blocks do not (compare.run_to_run_var).
-    The degrees of freedom stay the blocks' (Welch-Satterthwaite): conservative."""
-    from scipy import stats as sps
-
-    a, b = np.asarray(la, float), np.asarray(lb, float)
-    na, nb = a.size, b.size
-    centre = float(b.mean() - a.mean())
-    va, vb = a.var(ddof=1) / na, b.var(ddof=1) / nb
-    se2 = va + vb + extra_var
-    if np.isclose(va + vb, 0) and extra_var <= 0:  # identical blocks: no spread to test on
-        p, half = (1.0 if np.isclose(centre, 0) else 0.0), 0.0
-    else:
-        denom = va**2 / (na - 1) + vb**2 / (nb - 1)
-        df = (va + vb) ** 2 / denom if denom > 0 else na + nb - 2
-        se = float(np.sqrt(se2))
-        p = float(2 * sps.t.sf(abs(centre) / se, df))
-        half = float(sps.t.ppf(0.5 + stats.LEVEL / 2, df)) * se
-    value = float(np.exp(centre))
-    lo, hi = float(np.exp(centre - half)), float(np.exp(centre + half))
-    return Ratio(value, lo, hi, bool(hi - lo > stats.WIDE_FRACTION * value)), p
 
 
 def _tables(run: Run) -> dict[str, tuple[str, int, list[str]]]:

@@ -8,11 +8,11 @@ rules, run here, not restated), the cache state and one sentence on why the curv
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wisconsin.analysis.metrics import Point, machine_cores
+from wisconsin.analysis.stats import median
 from wisconsin.reports.document import Section, Table, fnum
 from wisconsin.runfiles.runfile import Run
 from wisconsin.workloads.wisconsin import tandem
@@ -79,7 +79,7 @@ def _bound_line(top: list[Point], note: str) -> str:
     span = _pct(lo) if len(shares) == 1 else f"{_pct(lo)}-{_pct(hi)}"
     return (
         f"bound: at P = {top[0].P} the queries run at {span} of what this machine allows "
-        f"(median {_pct(statistics.median(shares))})"
+        f"(median {_pct(median(shares))})"
     )
 
 
@@ -106,11 +106,6 @@ def _blocks_line(top: list[Point], cfg) -> str:
     return "intervals: one block: run-to-run variation unknown (use more --blocks or --min-reps)"
 
 
-def _median(xs) -> float | None:
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
 def bend_sentence(points: list[Point], cores: int) -> str:
     """Why the curve bends at the largest P, from the causes split (one sentence)."""
     kind = "F" if any(p.kind == "F" for p in points) else "G"
@@ -127,12 +122,12 @@ def bend_sentence(points: list[Point], cores: int) -> str:
             f"why it bends: at P = {P} every query is harness-dominated (engine share < 80% or "
             "time < 20x the harness overhead): the ratios measure dispatch more than DuckDB"
         )
-    eff = _median(p.efficiency for p in top)
+    eff = median(p.efficiency for p in top)
     if eff is not None and eff >= BENDS_BELOW:
         return f"why it bends: it hardly does: median {curve} efficiency {eff:.2f} at P = {P}"
-    interf = _median(p.interference for p in top)
-    skew = _median(p.skew for p in top)
-    start = _median(p.startup / p.time_median for p in top if p.startup and p.time_median > 0)
+    interf = median(p.interference for p in top)
+    skew = median(p.skew for p in top)
+    start = median(p.startup / p.time_median for p in top if p.startup and p.time_median > 0)
     # Each cause as the share of the time it costs: interference I makes every partition
     # 1/I as fast, skew S leaves the others idle 1 - 1/S of the slowest's time.
     losses = {
