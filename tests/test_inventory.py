@@ -122,3 +122,29 @@ def test_a_table_in_use_is_neither_removed_nor_checked(data):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_each_reading_verb_names_the_kind_it_was_given(data, tmp_path):
+    """Issue 45: a table, a data directory or an A/B file given to report, audit or plot was
+    'is a directory' or 'schema version None'; now one line says what it is and which
+    command reads it."""
+    from wisconsin.runfiles import abfile
+
+    ab = tmp_path / "x-ab.json"
+    ab.write_text(json.dumps({"kind": abfile.KIND, "ab_version": abfile.AB_VERSION}))
+    journal = tmp_path / "r.json.journal"
+    journal.write_text("{}\n")
+    cases = [
+        (["report", data / "F1"], f"{data / 'F1'} is a wisconsin table, not a run file: "
+         f"`wisconsin info {data / 'F1'}` checks it"),
+        (["audit", data], f"{data} is a data directory, not a run file: `wisconsin list"),
+        (["plot", ab], f"{ab} is an a/b file, not a run file: `wisconsin compare {ab}` reads"),
+        (["report", journal], f"{journal} is a run journal, not a run file: `wisconsin run "
+         "--resume` of its run file"),
+        (["compare", data / "F1", ab], "is a wisconsin table, not a run file"),
+        (["report", tmp_path / "nothing"], "nothing"),  # no such file: the reader says so
+    ]  # fmt: skip
+    for args, fragment in cases:
+        r = CliRunner().invoke(cli, [str(a) for a in args])
+        assert r.exit_code == 2 and fragment in r.output, (args, r.output)
+        assert len(r.output.strip().splitlines()) == 1, r.output

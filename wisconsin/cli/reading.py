@@ -8,7 +8,7 @@ import click
 
 
 @click.command()
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
 @click.option(
     "--format",
     "fmt",
@@ -54,6 +54,7 @@ def report(runs, fmt, full, out_file, force) -> None:
     if out_file is not None and not force and Path(out_file).exists():
         # before the report is computed: a refusal should not take seconds
         raise click.ClickException(f"{out_file} already exists: give --force to replace it")
+    _run_files(runs, "report")
     workload = workloads.of_runs(runs)
     # Text is one screen on a terminal by default; a file gets every section.
     full = full or fmt != "text" or out_file is not None
@@ -83,7 +84,7 @@ def _takes_full(report_files) -> bool:
 
 
 @click.command()
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
 @click.option(
     "--out-dir",
     type=click.Path(file_okay=False),
@@ -98,13 +99,14 @@ def plot(runs, out_dir, force) -> None:
     refused (nothing is written) unless --force."""
     from wisconsin import workloads
 
+    _run_files(runs, "plot")
     for path in workloads.of_runs(runs).plot_files(runs, out_dir, force=force):
         click.echo(str(path))
 
 
 @click.command()
-@click.argument("run_a", type=click.Path(dir_okay=False))
-@click.argument("run_b", type=click.Path(dir_okay=False), required=False)
+@click.argument("run_a", type=click.Path())
+@click.argument("run_b", type=click.Path(), required=False)
 @click.option("--force", is_flag=True, help="Compare runs of different tables or seeds anyway.")
 @click.option(
     "--format",
@@ -144,6 +146,7 @@ def compare(run_a, run_b, force, fmt, more_a, more_b, fail_slower) -> None:
     from wisconsin import workloads
     from wisconsin.runfiles.abfile import is_ab_file
 
+    _run_files([run_a, *([run_b] if run_b else []), *more_a, *more_b], "compare", ab=True)
     if run_b is None:
         if not is_ab_file(run_a) or more_a or more_b:
             raise click.UsageError(
@@ -172,7 +175,7 @@ def compare(run_a, run_b, force, fmt, more_a, more_b, fail_slower) -> None:
 
 
 @click.command()
-@click.argument("run_file", type=click.Path(dir_okay=False))
+@click.argument("run_file", type=click.Path())
 @click.option(
     "--format",
     "fmt",
@@ -188,7 +191,17 @@ def audit(run_file, fmt) -> None:
     from wisconsin import workloads
     from wisconsin.workloads.wisconsin.audit import format_rules, rules_json
 
+    _run_files([run_file], "audit")
     rules = workloads.of_runs([run_file]).audit_file(run_file)
     click.echo((rules_json if fmt == "json" else format_rules)(rules), nl=False)
     if not all(r.ok for r in rules):
         sys.exit(1)
+
+
+def _run_files(paths, verb: str, ab: bool = False) -> None:
+    """One line naming what a path is when it is another of the tool's kinds (a table, an
+    A/B file given to report, a journal, ...) and which command reads it."""
+    from wisconsin.workloads.inventory import RUN_FILES, require_kind
+
+    for p in paths:
+        require_kind(p, (*RUN_FILES, "a/b file") if ab else RUN_FILES, f"wisconsin {verb}")

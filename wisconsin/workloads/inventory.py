@@ -20,6 +20,7 @@ from pathlib import Path
 
 from wisconsin import WisconsinError, workloads
 from wisconsin.builds.cost import size
+from wisconsin.runfiles import abfile
 from wisconsin.store import KINDS, MANIFEST, lock
 
 TABLE_NAME = re.compile(rf"[{''.join(KINDS)}][0-9]+")
@@ -118,7 +119,7 @@ def file_kind(p: Path) -> str | None:
         return None
     if not isinstance(data, dict):
         return None
-    if data.get("kind") == "ab":
+    if data.get("kind") == abfile.KIND:
         return "a/b file"
     if data.get("workload") == "debitcredit" and "results" in data:
         return "debitcredit run" + (" (progress)" if p.suffix == ".partial" else "")
@@ -268,3 +269,54 @@ def remove(path: str | os.PathLike) -> list[str]:
 
 def _nothing():
     return contextlib.nullcontext()
+
+
+# Which command reads each kind: named when a verb is given the wrong kind.
+READ_BY = {
+    "wisconsin table": "`wisconsin info {p}` checks it; `wisconsin run --data {parent}` times it",
+    "debitcredit database": "`wisconsin info {p}` checks it",
+    "unfinished table": "`wisconsin generate` finishes it",
+    "data directory": "`wisconsin list {p}` shows what it holds",
+    "wisconsin run": "`wisconsin report {p}` and `wisconsin audit {p}` read it",
+    "debitcredit run": "`wisconsin report {p}` and `wisconsin audit {p}` read it",
+    "debitcredit run (progress)": "`wisconsin bench --workload debitcredit --resume {p}` "
+    "continues it",
+    "a/b file": "`wisconsin compare {p}` reads it",
+    "run journal": "`wisconsin run --resume` of its run file continues it",
+    "dask logs": "`wisconsin remove {p}` removes it",
+}
+RUN_FILES = ("wisconsin run", "debitcredit run")
+
+
+def kind_of(path: str | os.PathLike) -> str | None:
+    """The kind of thing at path, as `list` names it; None for a missing path or one that
+    is none of the tool's."""
+    p = Path(path)
+    if p.is_dir():
+        if p.name.startswith(LOGS_PREFIX):
+            return "dask logs"
+        kind = table_kind(p)
+        if kind is None and any(table_kind(e) for e in p.iterdir() if e.is_dir()):
+            return "data directory"
+        return kind
+    return file_kind(p) if p.is_file() else None
+
+
+def require_kind(
+    path: str | os.PathLike, takes: tuple[str, ...], verb: str, what: str = "a run file"
+) -> None:
+    """WisconsinError in one line when path is one of the tool's kinds that `verb` does not
+    take, naming what it is and which command reads it. Paths of no known kind pass: the
+    verb's own reader says what is wrong with them."""
+    p = Path(path)
+    kind = kind_of(p)
+    if kind is None and p.is_dir():
+        raise WisconsinError(f"{p} is a directory, not {what} (`{verb}` takes files)")
+    if kind is None or kind in takes:
+        return
+    how = READ_BY[kind].format(p=p, parent=p.parent)
+    raise WisconsinError(f"{p} is {_a(kind)}, not {what}: {how}")
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
