@@ -128,9 +128,11 @@ def test_progress_lines_when_output_is_not_a_terminal(f_only, tmp_path):
     assert r.exit_code == 0, r.output
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("[")]
     assert lines, r.stderr
-    assert any(ln.split("] ")[1].startswith("shared-memory round 1: F1/") for ln in lines)
-    # the total is the most rounds the stopping rule may run, so a run can end before 100%
-    assert lines[-1].endswith("%)")
+    # a line as the rounds start, then at most one every LOG_EVERY_S seconds; the total
+    # assumes the most rounds the stopping rule may run, so the last line says they are done
+    assert lines[0].split("] ")[1].startswith("shared-memory warm-up round: F"), lines
+    last = lines[-1].split("] ")[1]
+    assert last.startswith("shared-memory rounds: done: ") and last.endswith(" (100%)"), lines
     assert "median ms per query" in r.stdout and "[" not in r.stdout.splitlines()[0]
 
 

@@ -313,6 +313,8 @@ class Loop:
                     max_flag="--repeat" if o.repeat is not None else "--max-reps",
                 )
                 if reason:
+                    if self.progress:  # the total assumed the most rounds: say it is over
+                        self.progress(f"{o.mode} rounds: done", self.done, self.done)
                     return reason
                 if n > 0 and self.block_rounds and self.new_block is not None:
                     self._fresh_s = self.new_block()
