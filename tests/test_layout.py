@@ -559,3 +559,14 @@ def test_the_publishing_detector_ignores_string_and_dataclass_replace():
 def test_the_magic_number_detector():
     found = [_magic(n) for n in ast.walk(ast.parse("a = 117\nb = 13 * 60\nc = 780.0\nd = 118\n"))]
     assert sorted(k for k in found if k) == ["117", "780", "780"]
+
+
+def test_the_benchmarks_index_names_every_script():
+    """benchmarks/README.md is the folder's index: every script under benchmarks/ (archive/
+    included) is named there, and it names no script that is gone."""
+    root = Path(__file__).resolve().parent.parent / "benchmarks"
+    index = (root / "README.md").read_text()
+    scripts = {p.relative_to(root).as_posix() for p in root.rglob("*.py")}
+    named = set(re.findall(r"`((?:archive/)?[\w]+\.py)`", index))
+    assert scripts - named == set(), "not in benchmarks/README.md"
+    assert named - scripts == set(), "named in benchmarks/README.md, but not there"

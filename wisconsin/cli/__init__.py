@@ -11,13 +11,13 @@ from wisconsin.cli.app import cli, main
 from wisconsin.cli.bench import bench
 from wisconsin.cli.housekeeping import list_command, remove
 from wisconsin.cli.options import DEFAULT_OUT
-from wisconsin.cli.reading import audit, compare, plot, report
+from wisconsin.cli.reading import audit, compare, history, plot, report
 from wisconsin.cli.run import _print_run_summary, run_command
 from wisconsin.cli.tables import export, generate, info, repair
 
 for _command in (
     generate, info, repair, export, bench, run_command, ab, report, plot, compare, audit,
-    list_command, remove,
+    list_command, remove, history,
 ):  # fmt: skip
     cli.add_command(_command)
 

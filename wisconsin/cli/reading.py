@@ -205,3 +205,24 @@ def _run_files(paths, verb: str, ab: bool = False) -> None:
 
     for p in paths:
         require_kind(p, (*RUN_FILES, "a/b file") if ab else RUN_FILES, f"wisconsin {verb}")
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: every series, run and flagged change.",
+)
+def history(paths, fmt) -> None:
+    """Each point's median time across Wisconsin run files (or the run files in directories),
+    in date order, with its commit; a change from one run to the next is flagged only where
+    `compare`'s own test finds one (both the points and the whole curves, Holm-adjusted).
+    Runs of other machines or configurations form series of their own."""
+    from wisconsin.workloads.wisconsin.history import history as series_of
+    from wisconsin.workloads.wisconsin.history import render
+
+    click.echo(render(series_of(paths), fmt), nl=False)
