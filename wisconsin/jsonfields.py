@@ -62,6 +62,9 @@ Fraction = Annotated[float, Meta(ge=0, le=1)]
 Int = Annotated[int, Meta(ge=-_I64, le=_I64)]
 Count = Annotated[int, Meta(ge=0, le=_I64)]
 AtLeastOne = Annotated[int, Meta(ge=1, le=_I64)]  # cores, partitions, sizes
+# utc_now()'s format; "" where a run had not finished (a journal's base, an incomplete file)
+Utc = Annotated[str, Meta(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")]
+UtcOrEmpty = Annotated[str, Meta(pattern=r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?$")]
 
 
 def convert(tp, value, where: str = ""):
@@ -88,7 +91,9 @@ def _field_error(text: str, value, where: str) -> FieldError:
             found = False
             break
     want = _words(said.split(", got ")[0].removeprefix("Expected ").replace("`", ""))
-    if want.startswith("Invalid enum value"):
+    if "matching regex" in want:
+        want = "a UTC time as 2026-11-27T08:00:00Z" + (" or empty" if ")?$" in want else "")
+    elif want.startswith("Invalid enum value"):
         want = "one of the values this field takes"
     elif want == "Number out of range":
         want = "a finite number within 64 bits"

@@ -20,7 +20,16 @@ from pathlib import Path
 from typing import Literal
 
 from wisconsin import WisconsinError, atomic, jsonfields
-from wisconsin.jsonfields import AtLeastOne, Count, Finite, Int, NonNegative, Positive
+from wisconsin.jsonfields import (
+    AtLeastOne,
+    Count,
+    Finite,
+    Int,
+    NonNegative,
+    Positive,
+    Utc,
+    UtcOrEmpty,
+)
 
 SCHEMA_VERSION = 2
 # Versions from_dict can read: older ones are migrated on load (see _migrate).
@@ -199,7 +208,7 @@ class Topology:
 class Calibration:
     """The machine profile the analysis bounds each point with (measured by the run)."""
 
-    measured_utc: str
+    measured_utc: UtcOrEmpty
     cores: AtLeastOne
     storage_read_bytes_per_s: Positive | None  # sequential read of an evicted file, one stream
     memory_read_bytes_per_s: Positive | None  # one core streaming resident memory
@@ -217,7 +226,7 @@ class Round:
     index: Count
     seed: Int
     order: tuple[str, ...]  # "F4/scan", ... in execution order
-    started_utc: str = ""
+    started_utc: UtcOrEmpty = ""
     # The block it ran in (fresh worker processes per block); 1 in files written before
     # blocks, which load as one block each: their run-to-run variation is unknown.
     block: AtLeastOne = 1
@@ -280,8 +289,8 @@ def table_list(kinds, partitions, g_partitions=None) -> list[tuple[str, int]]:
 @dataclass(frozen=True)
 class Run:
     schema_version: Int
-    started_utc: str
-    finished_utc: str
+    started_utc: Utc
+    finished_utc: UtcOrEmpty
     environment: Environment
     config: RunConfig
     topology: Topology
@@ -362,7 +371,35 @@ def _v1_cold(m):
     return m
 
 
-def from_dict(data: dict) -> Run:
+JOURNAL = ".journal"  # a run's journal beside its file (measure/journal.py)
+
+
+def _other_kind(data, name: str) -> str | None:
+    """What a file that is no Wisconsin run file is, in words, with what to give instead."""
+    run = name.removesuffix(JOURNAL)
+    if name.endswith(JOURNAL) or (isinstance(data, dict) and data.get("t") == "base"):
+        return (
+            f"a run's journal, not a run file: give the run file it belongs to "
+            f"(`wisconsin run --resume {run}` reads the journal beside it)"
+        )
+    if not isinstance(data, dict):
+        return None
+    if data.get("kind") == "wisconsin-ab":
+        return f"an A/B file, not a run file: compare its sides with `wisconsin compare {name}`"
+    if "workload" in data:
+        partial = name.endswith(".partial")
+        return f"a {str(data['workload'])[:40]!r} run file, not a Wisconsin one" + (
+            f": continue its bench with `wisconsin bench --workload debitcredit --resume {name}`"
+            if partial
+            else ""
+        )
+    return None
+
+
+def from_dict(data: dict, name: str = "") -> Run:
+    other = _other_kind(data, name)
+    if other:
+        raise RunFileError(other)
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version not in READABLE_VERSIONS:
         raise RunFileError(
@@ -382,9 +419,11 @@ def load(path: str | os.PathLike) -> Run:
     p = Path(path)
     if not p.exists():
         raise RunFileError(f"{p}: no such run file")
+    if p.name.endswith(JOURNAL):  # JSON lines: not even readable as one document
+        raise RunFileError(f"{p}: {_other_kind(None, str(p))}")
     data = atomic.read_json(p, "not a readable run file:", error=RunFileError)
     try:
-        return from_dict(data)
+        return from_dict(data, str(p))
     except RunFileError as exc:
         raise RunFileError(f"{p}: {exc}") from None
 
