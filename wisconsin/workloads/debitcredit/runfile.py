@@ -10,10 +10,21 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
+
+from msgspec import Meta
 
 from wisconsin import WisconsinError, atomic, jsonfields, outputs
-from wisconsin.jsonfields import AtLeastOne, Count, Fraction, Int, NonNegative, Positive
+from wisconsin.jsonfields import (
+    AtLeastOne,
+    Count,
+    Fraction,
+    Int,
+    NonNegative,
+    Positive,
+    Utc,
+    UtcOrEmpty,
+)
 from wisconsin.runfiles import runfile as common
 from wisconsin.workloads.debitcredit.histogram import Latency
 from wisconsin.workloads.debitcredit.schema import Sizing
@@ -101,7 +112,7 @@ class PartitionResult:
 
 @dataclass(frozen=True)
 class Config:
-    partitions: tuple[AtLeastOne, ...]
+    partitions: Annotated[tuple[AtLeastOne, ...], Meta(min_length=1)]
     sizing: Sizing
     streams: AtLeastOne  # closed mode, per partition
     servers: AtLeastOne  # open mode, per partition
@@ -109,7 +120,8 @@ class Config:
     repeats: AtLeastOne
     load_fractions: tuple[Positive, ...]  # open steps, as fractions of the closed peak
     rule_share: Fraction  # 0.95 (standard) or 0.90 (Tandem 1987)
-    rule_limit_s: Positive  # 1.0 (standard) or 2.0 (Tandem 1987)
+    # 1.0 (standard) or 2.0 (Tandem 1987); at most the histograms' range, 10 minutes
+    rule_limit_s: Annotated[float, Meta(gt=0, le=600)]
     seed: Int
     data_dir: str
     durability: str
@@ -130,8 +142,8 @@ class Config:
 class DebitCreditRun:
     workload: Literal["debitcredit"]
     schema_version: Int
-    started_utc: str
-    finished_utc: str
+    started_utc: Utc
+    finished_utc: UtcOrEmpty
     environment: dict  # the Wisconsin run file's Environment, as a dict (checked on load)
     config: Config
     results: tuple[PartitionResult, ...]
@@ -202,9 +214,68 @@ def load(path: str | os.PathLike) -> DebitCreditRun:
         run = jsonfields.convert(DebitCreditRun, data)
         # what the report and the audit read of the environment: typed as a Wisconsin run's
         jsonfields.convert(_Environment, run.environment, "environment")
+        _consistent(run)
     except jsonfields.FieldError as exc:
         raise WisconsinError(f"{p}: not a valid DebitCredit run file: {exc}") from None
     return run
+
+
+def _consistent(run: DebitCreditRun) -> None:
+    """What one field implies of another, as the bench writes them: FieldError if not."""
+    show = jsonfields.show
+    if len(set(run.config.partitions)) != len(run.config.partitions):
+        raise jsonfields.FieldError(
+            "config.partitions", show(run.config.partitions), "distinct partition counts"
+        )
+    seen: set[int] = set()
+    for i, r in enumerate(run.results):
+        if r.partitions in seen:
+            raise jsonfields.FieldError(
+                f"results[{i}].partitions",
+                str(r.partitions),
+                "a partition count not measured twice",
+            )
+        seen.add(r.partitions)
+        for j, st in enumerate(r.steps):
+            # throughput is the commits in the window over its length: a rate that is not
+            # is no measurement (and 1e308 of it overflows every figure made from it)
+            tps = st.in_window / st.duration_s
+            if abs(st.throughput_tps - tps) > 1e-6 * max(tps, 1.0):
+                raise jsonfields.FieldError(
+                    f"results[{i}].steps[{j}].throughput_tps",
+                    show(st.throughput_tps),
+                    f"in_window / duration_s = {tps:g}",
+                )
+
+
+def missing(run: DebitCreditRun) -> list[str]:
+    """What the run's configuration asks for that it does not hold, in words ([]: none):
+    a partition count never measured, or one with fewer windows than its schedule. Such a
+    run is incomplete: a bench stopped early, or a file cut by hand."""
+    cfg = run.config
+    asked = ",".join(map(str, cfg.partitions))
+    measured = {r.partitions for r in run.results}
+    out = []
+    absent = [p for p in cfg.partitions if p not in measured]
+    if absent:
+        ps = ", ".join(map(str, absent))
+        out.append(
+            f"P = {ps} of --partitions {asked} {'was' if len(absent) == 1 else 'were'} not measured"
+        )
+    extra = sorted(measured - set(cfg.partitions))
+    if extra:
+        out.append(f"P = {', '.join(map(str, extra))} measured but not in --partitions {asked}")
+    for r in run.results:
+        for rep in range(cfg.repeats):
+            closed = sum(s.mode == "closed" and s.repeat == rep for s in r.steps)
+            opened = sum(s.mode == "open" and s.repeat == rep for s in r.steps)
+            if not 1 <= closed <= 1 + cfg.closed_retries or opened != len(cfg.load_fractions):
+                out.append(
+                    f"P = {r.partitions} repeat {rep + 1}: {closed} closed and {opened} open "
+                    f"windows, its schedule has 1 to {1 + cfg.closed_retries} and "
+                    f"{len(cfg.load_fractions)}"
+                )
+    return out
 
 
 @dataclass(frozen=True)
