@@ -34,11 +34,11 @@ from _results import recorded  # benchmarks/_results.py: this directory is sys.p
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests.harness
+sys.path.insert(0, str(ROOT / "tests"))  # its harness package, as the tests import it
 
 from click.testing import CliRunner  # noqa: E402
 
-from tests.harness import runfile_fuzz as fz  # noqa: E402
+from harness import runfile_fuzz as fz  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
 BASES = {
