@@ -122,3 +122,17 @@ def test_durability_is_the_bench_s_word_for_word(tmp_path):
     assert (
         rule["durability stated"].detail == "not the setting this tool runs with: 'fsync, honest'"
     )
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda s: s["memory_bytes"][0].clear(),  # a partition's series emptied
+        lambda s: s["memory_bytes"].pop(),  # a partition's series gone
+        lambda s: s["temp_bytes"][1].pop(),  # spill sampled apart from memory
+    ],
+)
+def test_engine_memory_wants_one_series_per_partition(tmp_path, edit):
+    rules = _dc_rules(tmp_path, lambda d: edit(d["results"][1]["steps"][0]))
+    rule = rules["P=2 engine memory and spill"]
+    assert not rule.ok and "not one non-empty per partition" in rule.detail, rule.detail
