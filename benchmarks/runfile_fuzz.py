@@ -1,6 +1,7 @@
 """Every field of a real run file of each workload, mutated, through every verb that reads it.
 
 Usage: python benchmarks/runfile_fuzz.py [--per-pattern N] [--seed S] [--only wisconsin|debitcredit]
+                                         [--cases CASES.tsv]
 
 Bases: tests/fixtures/audit_tiny_sn.json (a real shared-nothing run: F1 and F2, cold, a
 baseline, 5 rounds) and tests/fixtures/debitcredit_run.json (a real `bench --workload
@@ -62,7 +63,7 @@ def cases(data, per_pattern: int, rng: random.Random) -> list[tuple]:
     return out
 
 
-def fuzz(workload: str, per_pattern: int, rng: random.Random, work: Path) -> dict:
+def fuzz(workload: str, per_pattern: int, rng: random.Random, work: Path, log=None) -> dict:
     base_path = BASES[workload]
     data = json.loads(base_path.read_text())
     other = work / f"{workload}-other.json"  # compare's A: the same run, another start time
@@ -92,6 +93,9 @@ def fuzz(workload: str, per_pattern: int, rng: random.Random, work: Path) -> dic
                 tracebacks.append(f"{o.verb} {fz.show(path)} = {name}: {o.traceback}")
         v = fz.verdict(out["audit"])
         verdicts[v] += 1
+        if log is not None:  # the verdict of every case, and each verb's exit code
+            codes = "\t".join(f"{o.verb}={o.exit_code}" for o in out.values())
+            log.write(f"{workload}\t{fz.show(path)}\t{name}\t{v}\t{codes}\n")
         saw = fz.passes_what_it_should_fail(base, fz.rules_of(out["audit"].output))
         if saw:
             passes.append(f"{fz.show(path)} = {name}: passes, seen by {', '.join(saw)}")
@@ -114,14 +118,21 @@ def main() -> int:
     ap.add_argument("--per-pattern", type=int, default=3, help="instances of each field pattern")
     ap.add_argument("--seed", type=int, default=43)
     ap.add_argument("--only", choices=sorted(BASES))
+    ap.add_argument(
+        "--cases", type=Path, help="write each case's audit verdict and exit codes here (TSV)"
+    )
     args = ap.parse_args()
     rng = random.Random(args.seed)
     t0 = time.perf_counter()
     totals = collections.Counter()
+    log = args.cases.resolve().open("w") if args.cases else None
     with tempfile.TemporaryDirectory(prefix="runfile-fuzz-") as tmp:
         os.chdir(tmp)  # plot and report write nothing here, but keep the checkout clean
         for workload in [args.only] if args.only else list(BASES):
-            totals.update(fuzz(workload, args.per_pattern, rng, Path(tmp)))
+            totals.update(fuzz(workload, args.per_pattern, rng, Path(tmp), log))
+    if log is not None:
+        log.close()
+        print(f"every case's verdict: {args.cases}")
     print(
         f"total: {totals['cases']} cases, {totals['calls']} verb calls, "
         f"{totals['tracebacks']} tracebacks, {totals['passes']} audits passing what they "
