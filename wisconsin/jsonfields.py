@@ -3,7 +3,7 @@
 Two readers of hand-editable files, one error: a bad field is FieldError, '<field path> is
 <value>, not <what was expected>', which the caller prefixes with the file and its kind.
 `convert` (run files, A/B files, journals) is msgspec's: types, ranges and finiteness are
-declared on the dataclass fields with the aliases below (Seconds, Count, ...), checked in one
+declared on the dataclass fields with the aliases below (Positive, Count, ...), checked in one
 pass. `read` (manifests) is the older hand-written walk. Imports nothing of wisconsin: every
 layer may use it.
 """
@@ -95,8 +95,10 @@ def _field_error(text: str, value, where: str) -> FieldError:
         want = "a UTC time as 2026-11-27T08:00:00Z" + (" or empty" if ")?$" in want else "")
     elif want.startswith("Invalid enum value"):
         want = "one of the values this field takes"
-    elif want == "Number out of range":
-        want = "a finite number within 64 bits"
+    elif want == "Number out of range" or "e+308" in want:
+        want = "a finite number"  # NaN, Infinity, 10**400 in a float field
+    elif str(_I64) in want:
+        want = "an integer within 64 bits"
     elif missing:
         want = "optional"
     path = (where + path if where else path.removeprefix(".")) or where
