@@ -1,7 +1,10 @@
 """Every field of a real run file of each workload, mutated, through every verb that reads it.
 
 Usage: python benchmarks/runfile_fuzz.py [--per-pattern N] [--seed S] [--only wisconsin|debitcredit]
-                                         [--cases CASES.tsv]
+                                         [--base RUN.json] [--sample N] [--cases CASES.tsv]
+
+--base with --only mutates another real run of that workload instead, e.g. the reference run
+in runs/ whose audit passes every rule (its audit takes seconds: use --sample).
 
 Bases: tests/fixtures/audit_tiny_sn.json (a real shared-nothing run: F1 and F2, cold, a
 baseline, 5 rounds) and tests/fixtures/debitcredit_run.json (a real `bench --workload
@@ -63,7 +66,9 @@ def cases(data, per_pattern: int, rng: random.Random) -> list[tuple]:
     return out
 
 
-def fuzz(workload: str, per_pattern: int, rng: random.Random, work: Path, log=None) -> dict:
+def fuzz(
+    workload: str, per_pattern: int, rng: random.Random, work: Path, log=None, sample=None
+) -> dict:
     base_path = BASES[workload]
     data = json.loads(base_path.read_text())
     other = work / f"{workload}-other.json"  # compare's A: the same run, another start time
@@ -72,6 +77,8 @@ def fuzz(workload: str, per_pattern: int, rng: random.Random, work: Path, log=No
     base = fz.rules_of(fz.run_verbs(runner, base_path, other, ("audit",))["audit"].output)
     assert base, f"{base_path}: the untouched file's audit printed no rules"
     todo = cases(data, per_pattern, rng)
+    if sample is not None and sample < len(todo):
+        todo = rng.sample(todo, sample)
     patterns = len({fz.pattern(p) for p, _ in todo})
     print(f"{workload}: {base_path.relative_to(ROOT)}, {sum(ok for ok, _ in base.values())} of "
           f"{len(base)} rules pass untouched; {patterns} field patterns, {len(todo)} cases")  # fmt: skip
@@ -119,17 +126,27 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=43)
     ap.add_argument("--only", choices=sorted(BASES))
     ap.add_argument(
+        "--base", type=Path, help="another real run file of --only's workload to mutate"
+    )
+    ap.add_argument(
+        "--sample", type=int, help="at most this many cases a workload, drawn at random"
+    )
+    ap.add_argument(
         "--cases", type=Path, help="write each case's audit verdict and exit codes here (TSV)"
     )
     args = ap.parse_args()
     rng = random.Random(args.seed)
+    if args.base is not None:
+        if args.only is None:
+            ap.error("--base needs --only (the workload the file belongs to)")
+        BASES[args.only] = args.base.resolve()
     t0 = time.perf_counter()
     totals = collections.Counter()
     log = args.cases.resolve().open("w") if args.cases else None
     with tempfile.TemporaryDirectory(prefix="runfile-fuzz-") as tmp:
         os.chdir(tmp)  # plot and report write nothing here, but keep the checkout clean
         for workload in [args.only] if args.only else list(BASES):
-            totals.update(fuzz(workload, args.per_pattern, rng, Path(tmp), log))
+            totals.update(fuzz(workload, args.per_pattern, rng, Path(tmp), log, args.sample))
     if log is not None:
         log.close()
         print(f"every case's verdict: {args.cases}")
