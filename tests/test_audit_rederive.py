@@ -136,3 +136,10 @@ def test_engine_memory_wants_one_series_per_partition(tmp_path, edit):
     rules = _dc_rules(tmp_path, lambda d: edit(d["results"][1]["steps"][0]))
     rule = rules["P=2 engine memory and spill"]
     assert not rule.ok and "not one non-empty per partition" in rule.detail, rule.detail
+
+
+def test_a_dispatch_time_dropped_from_the_calibration_fails():
+    d = copy.deepcopy(BASE)
+    d["calibration"]["dispatch_s"] = [e for e in d["calibration"]["dispatch_s"] if e[0] != 2]
+    rule = _rules(d)["times within physics"]
+    assert not rule.ok and "P=2: no calibration dispatch time" in rule.detail, rule.detail

@@ -231,6 +231,9 @@ def _calibration_problems(run: Run) -> list[str]:
         for r in m.repetitions:
             if r.overhead_s is not None:
                 by_p.setdefault(m.partitions, []).append(r.overhead_s)
+    missing = sorted(set(by_p) - {p for p, _ in cal.dispatch_s})
+    if missing:  # the runner records one for every P whose overheads it measured
+        bad.append(f"P={', '.join(map(str, missing))}: no calibration dispatch time")
     for p, recorded in cal.dispatch_s:
         if p in by_p and not math.isclose(
             recorded, metrics.median(by_p[p]), rel_tol=CALIBRATION_REL_TOL
