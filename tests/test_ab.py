@@ -81,8 +81,14 @@ def test_ab_files_are_versioned_and_checked(ab_run, tmp_path):
     for edit, message in (
         (lambda d: d.update(ab_version=2), "A/B file version 2 is not supported"),
         (lambda d: d.update(order=["A", "B", "B"]), "its order names 1 A and 2 B blocks"),
-        (lambda d: d.update(b=[]), "side B has no blocks"),
+        (lambda d: d.update(b=[]), "b is [], not a list of length >= 1"),
         (lambda d: d.update(extra=1), "fields ['extra']"),
+        (lambda d: d.update(order=3), "order is 3, not a list"),
+        (
+            lambda d: d.update(order=["A", "C"]),
+            'order[1] is "C", not one of the values this field takes',
+        ),
+        (lambda d: d["a"][0]["environment"].update(usable_cores=0), "side A, block 1: not a "),
     ):
         bad = json.loads(json.dumps(data))
         edit(bad)

@@ -54,7 +54,9 @@ def _block_run(rng, slow: float = 1.0, blocks: int = 5, spread: float = 0.05, st
         for q, base in (("scan", 1.0 / P), ("update", 0.2 / P * slow)):
             times[("F", P, q)] = [float(base * e * np.exp(rng.normal(0, 0.01))) for e in effects]
     run = run_from_times(times)
-    return in_blocks(dataclasses.replace(run, started_utc=f"2025-01-01T00:00:0{start}Z"))
+    return in_blocks(
+        dataclasses.replace(run, started_utc=f"2025-01-01T00:00:{ord(start) - 65:02d}Z")
+    )
 
 
 def test_blocks_find_a_real_slowdown_after_holm():
@@ -239,7 +241,9 @@ def _curve_run(rng, scan_slow: float = 1.0, p2_slow: float = 1.0, blocks: int = 
             t = base / P * (scan_slow if q == "scan" else 1.0) * (p2_slow if P == 2 else 1.0)
             times[("F", P, q)] = [float(t * e * np.exp(rng.normal(0, 0.01))) for e in effects]
     run = run_from_times(times)
-    return in_blocks(dataclasses.replace(run, started_utc=f"2025-01-01T00:00:0{start}Z"))
+    return in_blocks(
+        dataclasses.replace(run, started_utc=f"2025-01-01T00:00:{ord(start) - 65:02d}Z")
+    )
 
 
 def test_whole_curve_geomean_and_ratio_of_speedups_on_blocks():

@@ -67,7 +67,10 @@ def _edit(change):
         (_edit(lambda ls: ls[2].update(t=[1])), 'journal line 3: t is [1], not "base"'),
         (_edit(lambda ls: ls[2].pop("label")), "journal line 3: label is missing, not optional"),
         (_edit(lambda ls: ls[2].update(open_s="x")), 'journal line 3: open_s is "x", not a number'),
-        (_edit(lambda ls: ls[2].update(open_s=-1)), "journal line 3: open_s is -1.0, not a finite"),
+        (
+            _edit(lambda ls: ls[2].update(open_s=-1)),
+            "journal line 3: open_s is -1, not a number >= 0.0",
+        ),
         (_edit(lambda ls: ls[2].update(rep=[1])), "journal line 3: rep is [1], not an object"),
         (
             _edit(lambda ls: ls[2]["rep"].update(wall_s="0.5")),

@@ -67,3 +67,42 @@ def test_unknown_keys_are_ignored_unless_strict():
 def test_the_top_level_is_named():
     with pytest.raises(FieldError, match=r"^the top level is \[\], not an object$"):
         jsonfields.read(Outer, [])
+
+
+@dataclass(frozen=True)
+class Typed:
+    n: jsonfields.AtLeastOne
+    t: jsonfields.Positive
+    when: jsonfields.Utc = "2026-01-01T00:00:00Z"
+    xs: tuple[jsonfields.Count, ...] = ()
+    maybe: jsonfields.NonNegative | None = None
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        ({"n": 0}, "n is 0, not an integer >= 1"),
+        ({"n": 10**400}, f"n is {'1' + '0' * 56}..., not an integer within 64 bits"),
+        ({"n": True}, "n is true, not an integer"),
+        ({"t": float("nan")}, "t is NaN, not a number > 0.0"),
+        ({"t": float("inf")}, "t is Infinity, not a finite number"),
+        ({"t": 10**400}, f"t is {'1' + '0' * 56}..., not a finite number"),
+        ({"t": "1"}, 't is "1", not a number'),
+        ({"when": "today"}, 'when is "today", not a UTC time as 2026-11-27T08:00:00Z'),
+        ({"xs": [1, -1]}, "xs[1] is -1, not an integer >= 0"),
+        ({"xs": {}}, "xs is {}, not a list"),
+        ({"maybe": "x"}, 'maybe is "x", not a number or null'),
+    ],
+)  # fmt: skip
+def test_convert_names_the_field_its_value_and_what_it_must_be(edit, message):
+    with pytest.raises(FieldError) as info:
+        jsonfields.convert(Typed, {"n": 1, "t": 1} | edit)
+    assert str(info.value) == message
+
+
+def test_convert_names_a_missing_field_and_a_nested_path():
+    with pytest.raises(FieldError, match=r"^t is missing, not optional$"):
+        jsonfields.convert(Typed, {"n": 1})
+    with pytest.raises(FieldError, match=r"^shell\.t is 0, not a number > 0\.0$"):
+        jsonfields.convert(Typed, {"n": 1, "t": 0}, "shell")
+    assert jsonfields.convert(Typed, {"n": 2, "t": 3}) == Typed(2, 3.0)

@@ -104,7 +104,7 @@ def test_proactive_reclaim_is_a_running_damon_pageout_scheme(tmp_path, monkeypat
     "edit, said",
     [
         (lambda d: d["config"].__setitem__("max_reps", "x"), 'config.max_reps is "x", not an integer or null'),
-        (lambda d: d["config"].__setitem__("max_reps", 0), "config.max_reps is 0, not at least 1"),
+        (lambda d: d["config"].__setitem__("max_reps", 0), "config.max_reps is 0, not an integer >= 1"),
         (lambda d: d["config"].pop("seed"), "config.seed is missing, not optional"),
         (lambda d: d["measurements"][0].__setitem__("warmup", []), "measurements[0].warmup is [], not an object"),
         (lambda d: d.__setitem__("calibration", 1), "calibration is 1, not an object or null"),

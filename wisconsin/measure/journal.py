@@ -218,16 +218,10 @@ class _Rep:
     shell: dict
     rep: runfile.Repetition
     warmup: bool
-    open_s: float
+    open_s: jsonfields.NonNegative  # opens make startup_s
 
 
 _RECORDS = {"base": _Base, "round": _Round, "rep": _Rep}
-_RANGES: jsonfields.Ranges = {
-    **runfile.RANGES,
-    # a journal is written by this version's runner, never by an older one
-    Run: {"schema_version": (lambda v: v == runfile.SCHEMA_VERSION, str(runfile.SCHEMA_VERSION))},
-    _Rep: {"open_s": runfile.RANGES[runfile.Measurement]["startup_s"]},  # opens make startup_s
-}
 
 
 def _check(record, path: Path, n: int) -> str:
@@ -241,11 +235,17 @@ def _check(record, path: Path, n: int) -> str:
         if not isinstance(t, str) or t not in _RECORDS:
             said = jsonfields.show(t) if "t" in record else "missing"
             raise jsonfields.FieldError("t", said, '"base", "round" or "rep"')
-        jsonfields.read(_RECORDS[t], record, ranges=_RANGES)
+        jsonfields.convert(_RECORDS[t], record)
+        version = record["run"]["schema_version"] if t == "base" else None
+        if version not in (None, runfile.SCHEMA_VERSION):
+            # a journal is written by this version's runner, never by an older one
+            raise jsonfields.FieldError(
+                "run.schema_version", jsonfields.show(version), str(runfile.SCHEMA_VERSION)
+            )
         if t == "rep":
             # a shell is a measurement but for its repetitions: checked as one
             shell = record["shell"] | {"warmup": record["rep"], "repetitions": []}
-            jsonfields.read(runfile.Measurement, shell, "shell", ranges=_RANGES)
+            jsonfields.convert(runfile.Measurement, shell, "shell")
             if record["rep"].get("verified") is not True:
                 # The runner journals an execution only once its answer is verified: a
                 # record saying otherwise was not written by it, and resuming must not

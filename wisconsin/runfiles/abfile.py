@@ -17,8 +17,11 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal
 
-from wisconsin import atomic
+from msgspec import Meta
+
+from wisconsin import atomic, jsonfields
 from wisconsin.runfiles import runfile
 from wisconsin.runfiles.runfile import Run, RunFileError
 
@@ -56,6 +59,20 @@ def to_dict(ab: ABRun) -> dict:
     return d
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """An A/B file's own fields as its schema; each block is a run file, read as one."""
+
+    started_utc: str
+    finished_utc: str
+    label_a: str
+    label_b: str
+    order: tuple[Literal["A", "B"], ...]
+    a: Annotated[tuple[dict, ...], Meta(min_length=1)]
+    b: Annotated[tuple[dict, ...], Meta(min_length=1)]
+    stop_reason: str
+
+
 def from_dict(data: dict) -> ABRun:
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise RunFileError("not an A/B file")
@@ -66,23 +83,29 @@ def from_dict(data: dict) -> ABRun:
         )
     names = {f.name for f in dataclasses.fields(ABRun)}
     unknown = set(data) - names - {"kind", "ab_version"}
-    if unknown or names - set(data):
-        raise RunFileError(f"not a valid A/B file: fields {sorted(unknown or names - set(data))}")
+    if unknown:
+        raise RunFileError(f"not a valid A/B file: fields {sorted(unknown)}")
+    try:
+        head = jsonfields.convert(_Checked, {k: v for k, v in data.items() if k in names})
+    except jsonfields.FieldError as exc:
+        raise RunFileError(f"not a valid A/B file: {exc}") from None
     sides = {}
     for side in ("a", "b"):
-        if not isinstance(data[side], list) or not data[side]:
-            raise RunFileError(f"not a valid A/B file: side {side.upper()} has no blocks")
-        sides[side] = tuple(runfile.from_dict(r) for r in data[side])
-    order = tuple(data["order"])
+        blocks = []
+        for i, r in enumerate(getattr(head, side)):
+            try:
+                blocks.append(runfile.from_dict(r))
+            except RunFileError as exc:
+                raise RunFileError(f"side {side.upper()}, block {i + 1}: {exc}") from None
+        sides[side] = tuple(blocks)
+    order = head.order
     if sorted(order) != sorted("A" * len(sides["a"]) + "B" * len(sides["b"])):
         raise RunFileError(
             f"not a valid A/B file: its order names {order.count('A')} A and "
             f"{order.count('B')} B blocks, it holds {len(sides['a'])} and {len(sides['b'])}"
         )
     text = ("started_utc", "finished_utc", "label_a", "label_b", "stop_reason")
-    if not all(isinstance(data[k], str) for k in text):
-        raise RunFileError("not a valid A/B file: a text field is not text")
-    return ABRun(**{k: data[k] for k in text}, order=order, a=sides["a"], b=sides["b"])
+    return ABRun(**{k: getattr(head, k) for k in text}, order=order, a=sides["a"], b=sides["b"])
 
 
 def load(path: str | os.PathLike) -> ABRun:

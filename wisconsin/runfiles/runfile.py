@@ -17,8 +17,19 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from wisconsin import atomic, jsonfields
+from wisconsin import WisconsinError, atomic, jsonfields
+from wisconsin.jsonfields import (
+    AtLeastOne,
+    Count,
+    Finite,
+    Int,
+    NonNegative,
+    Positive,
+    Utc,
+    UtcOrEmpty,
+)
 
 SCHEMA_VERSION = 2
 # Versions from_dict can read: older ones are migrated on load (see _migrate).
@@ -33,9 +44,13 @@ class CacheState(enum.StrEnum):
 
 
 CACHE_STATES = tuple(CacheState)
+# What the analysis branches on, as the schema's closed sets ("" = not recorded, v1)
+Cache = Literal["", "cold", "warm"]
+Kind = Literal["F", "G"]
+Status = Literal["complete", "incomplete"]
 
 
-class RunFileError(Exception):
+class RunFileError(WisconsinError):
     """A run file that cannot be read, is of an unknown version, or cannot be written."""
 
 
@@ -43,46 +58,48 @@ class RunFileError(Exception):
 class PartitionSample:
     """One partition's share of one repetition (shared-nothing: one worker's task)."""
 
-    part: int
-    engine_s: float  # wall time of the statement inside the engine
-    cpu_s: float  # CPU time of the process (or thread) running it
-    rows_scanned: int | None  # rows read by the table scan(s), from the engine's profile
-    peak_rss_bytes: int | None  # peak resident memory of the worker during the repetition
-    start_delay_s: float = 0.0  # from coordinator dispatch to the partition starting work
+    part: Int  # -1: the unpartitioned baseline table
+    engine_s: NonNegative  # wall time of the statement inside the engine
+    cpu_s: NonNegative  # CPU time of the process (or thread) running it
+    rows_scanned: Count | None  # rows read by the table scan(s), from the engine's profile
+    peak_rss_bytes: Count | None  # peak resident memory of the worker during the repetition
+    # from coordinator dispatch to the partition starting work (across hosts a difference of
+    # two clocks: may be < 0)
+    start_delay_s: Finite = 0.0
     worker: str = ""  # worker name (shared-nothing / cluster)
     host: str = ""
     # --- schema 2: the evidence an auditor re-checks (None / () = not recorded)
-    bytes_read: int | None = None  # read from storage by this process during the statement
+    bytes_read: Count | None = None  # read from storage by this process during the statement
     projections: tuple[tuple[str, ...], ...] = ()  # columns each table scan read (profiled)
-    data_bytes: int | None = None  # on-disk size of this partition's queried data
+    data_bytes: Count | None = None  # on-disk size of this partition's queried data
     # page-cache bytes of the partition's files still resident after eviction (cold only)
-    resident_bytes: int | None = None
+    resident_bytes: Count | None = None
 
 
 @dataclass(frozen=True)
 class Repetition:
     """One execution of one query on one table. index 0 is the untimed warm-up."""
 
-    index: int
+    index: Int  # -1 for a warm-up
     cold: bool  # schema 2: the OS page cache and DuckDB held none of its data (evicted, proven)
-    wall_s: float  # coordinator wall time, dispatch to last answer
-    rows: int  # rows returned / inserted / updated / joined (verified)
+    wall_s: Positive  # coordinator wall time, dispatch to last answer
+    rows: Count  # rows returned / inserted / updated / joined (verified)
     partitions: tuple[PartitionSample, ...] = ()
-    answer: float | None = None  # the AVG value, for the average query
+    answer: Finite | None = None  # the AVG value, for the average query
     verified: bool = True
     # --- schema 2
-    round: int | None = None  # interleaving round it ran in (None: v1, back to back)
-    position: int | None = None  # its position in that round's shuffled order
-    dispatched_unix: float | None = None  # wall clock at dispatch (timeline figures)
-    overhead_s: float | None = None  # empty statement, same path, same P, just before
+    round: Count | None = None  # interleaving round it ran in (None: v1, back to back)
+    position: Count | None = None  # its position in that round's shuffled order
+    dispatched_unix: Positive | None = None  # wall clock at dispatch (timeline figures)
+    overhead_s: NonNegative | None = None  # empty statement, same path, same P, just before
     # (max partition engine_s + commit_decision_s) / wall_s
-    engine_share: float | None = None
+    engine_share: NonNegative | None = None
     # storage reads of every process of the step, summed: the evidence where units share a
     # process and cannot be split (the shared-memory update); None if unknown
-    bytes_read: int | None = None
+    bytes_read: Count | None = None
     # update: the coordinator's fsynced commit decision, counted in the engine share (the
     # transaction manager's write); None: not an update, or written before it was recorded
-    commit_decision_s: float | None = None
+    commit_decision_s: NonNegative | None = None
 
 
 def engine_share(engine_s: list[float], decision_s: float | None, wall_s: float) -> float | None:
@@ -98,18 +115,18 @@ class Measurement:
     """All repetitions of one (table, query)."""
 
     table: str  # "F4", "G8", ...
-    kind: str  # "F" or "G"
-    partitions: int
-    rows: int  # table size n (?tablesize)
+    kind: Kind  # "F" or "G"
+    partitions: AtLeastOne
+    rows: AtLeastOne  # table size n (?tablesize)
     query: str  # one of config.queries
     variant: str  # scan variant ("full-row", "predicate-column", "as-written"); "" otherwise
     warmup: Repetition
     repetitions: tuple[Repetition, ...]
-    expected_rows: int  # the independently computed answer the runner verified against
-    startup_s: float = 0.0  # opening fresh connections to the P partitions (workers running)
+    expected_rows: Count  # the independently computed answer the runner verified against
+    startup_s: NonNegative = 0.0  # opening fresh connections to the P partitions (workers running)
     # --- schema 2
-    cache: str = ""  # "cold" | "warm" for every timed repetition; "" = not recorded (v1)
-    table_bytes: int | None = None  # on-disk bytes of the queried table over all partitions
+    cache: Cache = ""  # "cold" | "warm" for every timed repetition; "" = not recorded (v1)
+    table_bytes: Count | None = None  # on-disk bytes of the queried table over all partitions
     fits_in_ram: bool | None = None  # table_bytes < the memory of the host(s) running it
 
     @property
@@ -121,12 +138,12 @@ class Measurement:
 @dataclass(frozen=True)
 class TableInfo:
     name: str
-    kind: str
-    rows: int
-    partitions: int
-    seed: int
+    kind: Kind
+    rows: AtLeastOne
+    partitions: AtLeastOne
+    seed: Int
     generator_version: str
-    rows_per_partition: tuple[int, ...] = ()
+    rows_per_partition: tuple[Count, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,10 +151,10 @@ class Preflight:
     """The noise check right before the run (wisconsin.measure.preflight)."""
 
     governors: tuple[str, ...]  # cpufreq governors (() where none is exposed)
-    busy_cores: float  # other processes' CPU, in cores, over half a second
-    load_1m: float
-    swap_used_bytes: int
-    cpu_quota: float | None  # cgroup v2 quota in cores; None: no quota
+    busy_cores: NonNegative  # other processes' CPU, in cores, over half a second
+    load_1m: NonNegative
+    swap_used_bytes: Count
+    cpu_quota: Positive | None  # cgroup v2 quota in cores; None: no quota
     findings: tuple[str, ...]  # what may disturb the timings, in words
 
 
@@ -154,8 +171,8 @@ class Environment:
     os: str
     hostname: str
     cpu_model: str
-    usable_cores: int
-    memory_bytes: int
+    usable_cores: AtLeastOne
+    memory_bytes: AtLeastOne
     # The guest hands freed memory back to its host (Linux free page reporting, e.g.
     # virtio-balloon on Firecracker): cold reads then fault pages in through the hypervisor.
     # None: not recorded (older run files) or not knowable here.
@@ -170,12 +187,12 @@ class Environment:
 class HostInfo:
     host: str
     workers: tuple[str, ...]
-    cores: int
-    memory_bytes: int
+    cores: AtLeastOne
+    memory_bytes: AtLeastOne
     # per worker, in the order of workers (() = not recorded): Dask threads, and Dask memory
     # limit in bytes (0 = none; DuckDB's "60%" default is then of memory_bytes)
-    worker_nthreads: tuple[int, ...] = ()
-    worker_memory_bytes: tuple[int, ...] = ()
+    worker_nthreads: tuple[AtLeastOne, ...] = ()
+    worker_memory_bytes: tuple[Count, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -194,7 +211,7 @@ class Topology:
 
     scheduler: str  # "" for shared-memory, "local" for a LocalCluster, else the address
     hosts: tuple[HostInfo, ...]
-    rtt_s: float | None = None  # measured coordinator <-> worker round trip (median)
+    rtt_s: NonNegative | None = None  # measured coordinator <-> worker round trip (median)
     worker_restarts: tuple[WorkerRestart, ...] = ()  # workers that died mid-run
 
 
@@ -202,14 +219,14 @@ class Topology:
 class Calibration:
     """The machine profile the analysis bounds each point with (measured by the run)."""
 
-    measured_utc: str
-    cores: int
-    storage_read_bytes_per_s: float | None  # sequential read of an evicted file, one stream
-    memory_read_bytes_per_s: float | None  # one core streaming resident memory
+    measured_utc: UtcOrEmpty
+    cores: AtLeastOne
+    storage_read_bytes_per_s: Positive | None  # sequential read of an evicted file, one stream
+    memory_read_bytes_per_s: Positive | None  # one core streaming resident memory
     # per query: rows/s of one in-process DuckDB thread on the unpartitioned table
-    scan_rows_per_s: tuple[tuple[str, float], ...] = ()
+    scan_rows_per_s: tuple[tuple[str, Positive], ...] = ()
     # P -> median harness overhead (empty statement through the run's engine to P partitions)
-    dispatch_s: tuple[tuple[int, float], ...] = ()
+    dispatch_s: tuple[tuple[AtLeastOne, NonNegative], ...] = ()
     notes: tuple[str, ...] = ()
 
 
@@ -217,16 +234,16 @@ class Calibration:
 class Round:
     """One interleaving round: every (table, query) once, in a seeded shuffled order."""
 
-    index: int
-    seed: int
+    index: Count
+    seed: Int
     order: tuple[str, ...]  # "F4/scan", ... in execution order
-    started_utc: str = ""
+    started_utc: UtcOrEmpty = ""
     # The block it ran in (fresh worker processes per block); 1 in files written before
     # blocks, which load as one block each: their run-to-run variation is unknown.
-    block: int = 1
+    block: AtLeastOne = 1
     # Seconds it took to start fresh worker processes right before this round (the first of
     # its block); None: the round ran on the workers of the round before it.
-    fresh_workers_s: float | None = None
+    fresh_workers_s: NonNegative | None = None
 
 
 @dataclass(frozen=True)
@@ -234,24 +251,24 @@ class RunConfig:
     mode: str  # "shared-nothing" | "shared-memory"
     cluster: str | None  # scheduler address, None for a local run
     data_dir: str
-    kinds: tuple[str, ...]
-    partitions: tuple[int, ...]
+    kinds: tuple[Kind, ...]
+    partitions: tuple[AtLeastOne, ...]
     queries: tuple[str, ...]
     scan_variant: str
-    repeat: int
-    warmup: int
-    seed: int
-    threads_per_worker: int  # shared-nothing: DuckDB threads per worker; 0: threads = P
+    repeat: Count  # rounds done: 0 while the first runs
+    warmup: Count
+    seed: Int
+    threads_per_worker: Count  # shared-nothing: DuckDB threads per worker; 0: threads = P
     memory_limit: str
     durability: str  # how commits reached disk, in words
     # --- schema 2
-    cache: str = ""  # "cold" | "warm"; "" = not recorded (v1: data was resident)
+    cache: Cache = ""  # "cold" | "warm"; "" = not recorded (v1: data was resident)
     interleaved: bool = False  # rounds of shuffled (table, query) vs back to back (v1)
-    order_seed: int | None = None
-    min_reps: int | None = None
-    max_reps: int | None = None
-    target_ci: float | None = None  # relative half-width every headline ratio must reach
-    time_budget_s: float | None = None
+    order_seed: Int | None = None
+    min_reps: AtLeastOne | None = None
+    max_reps: AtLeastOne | None = None
+    target_ci: Positive | None = None  # relative half-width every headline ratio must reach
+    time_budget_s: Positive | None = None
     # the scan variant's DuckDB settings, SET for the scan statement only (TP1 pitfall 9),
     # e.g. (("disabled_optimizers", "statistics_propagation,filter_pushdown"),); None: not
     # recorded (written before 2026-11-23)
@@ -259,12 +276,12 @@ class RunConfig:
     # Blocks: `block_rounds` consecutive timed rounds share one set of worker processes and
     # are one replicate of the run; intervals and tests are computed over blocks. None: not
     # recorded (before blocks): the whole run is one block.
-    blocks: int | None = None  # asked for
-    block_rounds: int | None = None
+    blocks: AtLeastOne | None = None  # asked for
+    block_rounds: AtLeastOne | None = None
     # The G tables' partition counts when they are not `partitions` (the calibrated bench
     # keeps batch scaleup to P <= cores, where each partition has a processor); None: the
     # same counts (every file before 2026-11-26).
-    g_partitions: tuple[int, ...] | None = None
+    g_partitions: tuple[AtLeastOne, ...] | None = None
 
     def tables(self) -> list[tuple[str, int]]:
         """(kind, P) of every table the run measures, in kinds order."""
@@ -282,9 +299,9 @@ def table_list(kinds, partitions, g_partitions=None) -> list[tuple[str, int]]:
 
 @dataclass(frozen=True)
 class Run:
-    schema_version: int
-    started_utc: str
-    finished_utc: str
+    schema_version: Int
+    started_utc: Utc
+    finished_utc: UtcOrEmpty
     environment: Environment
     config: RunConfig
     topology: Topology
@@ -292,7 +309,7 @@ class Run:
     measurements: tuple[Measurement, ...]
     notes: tuple[str, ...] = field(default=())
     # --- schema 2
-    status: str = "complete"  # "complete" | "incomplete" (a failed or interrupted run)
+    status: Status = "complete"  # a failed or interrupted run is "incomplete"
     stop_reason: str = ""  # why the rounds stopped (max reps, target CI met, budget, error)
     calibration: Calibration | None = None
     baseline: tuple[Measurement, ...] = ()  # one in-process DuckDB thread, unpartitioned table
@@ -327,59 +344,11 @@ def to_dict(obj) -> dict:
     return dataclasses.asdict(obj)
 
 
-# What the analysis divides by, takes medians, logs or ratios of, checked on load so a
-# hand-edited file fails in one line instead of deep in the statistics. A wall time must
-# be > 0: perf_counter around a query never reads 0, and medians of it are denominators
-# (speedup, bound). Partition shares (engine, CPU) may be 0 at coarse clock resolution.
-# start_delay_s is not checked: across hosts it is a difference of two clocks.
-_finite = jsonfields.finite
-_TIME = (lambda v: _finite(v) and v >= 0, "a finite number of seconds >= 0")
-_WALL = (lambda v: _finite(v) and v > 0, "a finite number of seconds > 0")
-_RATE = (lambda v: _finite(v) and v > 0, "a finite number > 0")
-_COUNT = jsonfields.COUNT
-_ONE = jsonfields.ONE
-RANGES: jsonfields.Ranges = {
-    PartitionSample: {
-        "engine_s": _TIME,
-        "cpu_s": _TIME,
-        "rows_scanned": _COUNT,
-        "peak_rss_bytes": _COUNT,
-        "bytes_read": _COUNT,
-        "data_bytes": _COUNT,
-        "resident_bytes": _COUNT,
-    },
-    Repetition: {
-        "wall_s": _WALL,
-        "rows": _COUNT,
-        "answer": (_finite, "a finite number"),
-        "overhead_s": _TIME,
-        "engine_share": (lambda v: _finite(v) and v >= 0, "a finite number >= 0"),
-        "bytes_read": _COUNT,
-        "commit_decision_s": _TIME,
-    },
-    Measurement: {
-        "partitions": _ONE,
-        "rows": _ONE,
-        "expected_rows": _COUNT,
-        "startup_s": _TIME,
-        "table_bytes": _COUNT,
-    },
-    TableInfo: {"rows": _ONE, "partitions": _ONE},
-    RunConfig: {
-        "repeat": _COUNT,  # rounds done: 0 while the first runs
-        "warmup": _COUNT,
-        "threads_per_worker": _COUNT,
-        "min_reps": _ONE,
-        "max_reps": _ONE,
-        "target_ci": _RATE,
-        "time_budget_s": _RATE,
-    },
-    Calibration: {
-        "cores": _ONE,
-        "storage_read_bytes_per_s": _RATE,
-        "memory_read_bytes_per_s": _RATE,
-    },
-}
+# Types, ranges and finiteness are the fields' own (jsonfields.Positive, Count, ...), checked
+# by msgspec on load. A wall time must be > 0: perf_counter around a query never reads 0,
+# and medians of it are denominators (speedup, bound). Partition shares (engine, CPU) may be 0
+# at coarse clock resolution. start_delay_s may be < 0: across hosts it is a difference of
+# two clocks.
 
 
 def _migrate_v1(data: dict) -> dict:
@@ -387,22 +356,61 @@ def _migrate_v1(data: dict) -> dict:
     bytes read, projections, harness overhead, repetition order. v1's `cold` flag marked
     the warm-up whatever the cache held (its data was resident), so it becomes False."""
     out = dict(data, schema_version=2)
-    meas = []
-    for m in data.get("measurements", []):
-        m = dict(m)
-        m["warmup"] = dict(m["warmup"], cold=False)
-        m["repetitions"] = [dict(r, cold=False) for r in m.get("repetitions", [])]
-        meas.append(m)
-    out["measurements"] = meas
+    # Only well-formed parts are migrated: anything else is left for validation to name.
+    meas = data.get("measurements")
+    if isinstance(meas, list):
+        out["measurements"] = [_v1_cold(m) for m in meas]
+    notes = data.get("notes", [])
     out["notes"] = [
-        *data.get("notes", []),
+        *(notes if isinstance(notes, list) else [notes]),
         "migrated from run-file schema 1: cache state, bytes read, scan projections, harness "
         "overhead and repetition order were not recorded (repetitions ran back to back)",
     ]
     return out
 
 
-def from_dict(data: dict) -> Run:
+def _v1_cold(m):
+    if not isinstance(m, dict):
+        return m
+    m = dict(m)
+    if isinstance(m.get("warmup"), dict):
+        m["warmup"] = dict(m["warmup"], cold=False)
+    if isinstance(m.get("repetitions"), list):
+        m["repetitions"] = [
+            dict(r, cold=False) if isinstance(r, dict) else r for r in m["repetitions"]
+        ]
+    return m
+
+
+JOURNAL = ".journal"  # a run's journal beside its file (measure/journal.py)
+
+
+def _other_kind(data, name: str) -> str | None:
+    """What a file that is no Wisconsin run file is, in words, with what to give instead."""
+    run = name.removesuffix(JOURNAL)
+    if name.endswith(JOURNAL) or (isinstance(data, dict) and data.get("t") == "base"):
+        return (
+            f"a run's journal, not a run file: give the run file it belongs to "
+            f"(`wisconsin run --resume {run}` reads the journal beside it)"
+        )
+    if not isinstance(data, dict):
+        return None
+    if data.get("kind") == "wisconsin-ab":
+        return f"an A/B file, not a run file: compare its sides with `wisconsin compare {name}`"
+    if "workload" in data:
+        partial = name.endswith(".partial")
+        return f"a {str(data['workload'])[:40]!r} run file, not a Wisconsin one" + (
+            f": continue its bench with `wisconsin bench --workload debitcredit --resume {name}`"
+            if partial
+            else ""
+        )
+    return None
+
+
+def from_dict(data: dict, name: str = "") -> Run:
+    other = _other_kind(data, name)
+    if other:
+        raise RunFileError(other)
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version not in READABLE_VERSIONS:
         raise RunFileError(
@@ -412,11 +420,9 @@ def from_dict(data: dict) -> Run:
     if version == 1:
         data = _migrate_v1(data)
     try:
-        return jsonfields.read(Run, data, ranges=RANGES)
+        return jsonfields.convert(Run, data)
     except jsonfields.FieldError as exc:
         raise RunFileError(f"not a valid run file: {exc}") from None
-    except (TypeError, ValueError, KeyError) as exc:
-        raise RunFileError(f"malformed run file: {exc}") from exc
 
 
 def load(path: str | os.PathLike) -> Run:
@@ -424,9 +430,11 @@ def load(path: str | os.PathLike) -> Run:
     p = Path(path)
     if not p.exists():
         raise RunFileError(f"{p}: no such run file")
+    if p.name.endswith(JOURNAL):  # JSON lines: not even readable as one document
+        raise RunFileError(f"{p}: {_other_kind(None, str(p))}")
     data = atomic.read_json(p, "not a readable run file:", error=RunFileError)
     try:
-        return from_dict(data)
+        return from_dict(data, str(p))
     except RunFileError as exc:
         raise RunFileError(f"{p}: {exc}") from None
 

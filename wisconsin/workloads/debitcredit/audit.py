@@ -311,7 +311,19 @@ def rule_memory(run, result) -> Rule:
             False,
             f"engine memory not recorded in {len(unrecorded)} of {len(result.steps)} steps",
         )
-    bad, most, top = [], 0, 0
+    # one sampled series per partition, none empty, the three of a step sampled together
+    shape = [[len(x) for x in s.memory_bytes] for s in result.steps]
+    bad = [
+        f"{_where(s)}: memory series of lengths {n}, not one non-empty per partition like "
+        "its transaction-memory and temp-file series"
+        for s, n in zip(result.steps, shape, strict=True)
+        if len(n) != result.partitions
+        or 0 in n
+        or any(k and [len(x) for x in k] != n for k in (s.txn_memory_bytes, s.temp_bytes))
+    ]
+    if bad:
+        return Rule(name, False, summary(bad))
+    most, top = 0, 0
     for s in result.steps:
         v = metrics.steadiness(s)
         where = _where(s)

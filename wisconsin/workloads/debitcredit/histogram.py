@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from hdrh.histogram import HdrHistogram
 
+from wisconsin.jsonfields import Count, Fraction, NonNegative
+
 LOWEST_US = 1
 HIGHEST_US = 600_000_000
 DIGITS = 3
@@ -45,14 +47,14 @@ def merge(encoded: list[str]) -> HdrHistogram:
 class Latency:
     """Percentiles in seconds, and the share of transactions within 1 s and 2 s."""
 
-    count: int
-    p50: float
-    p90: float
-    p95: float
-    p99: float
-    max: float
-    within_1s: float
-    within_2s: float
+    count: Count
+    p50: NonNegative
+    p90: NonNegative
+    p95: NonNegative
+    p99: NonNegative
+    max: NonNegative
+    within_1s: Fraction
+    within_2s: Fraction
 
 
 def within(h: HdrHistogram, seconds: float) -> int:

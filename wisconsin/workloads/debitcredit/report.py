@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from wisconsin import WisconsinError
 from wisconsin.workloads.debitcredit import metrics
-from wisconsin.workloads.debitcredit.runfile import DebitCreditRun, load
+from wisconsin.workloads.debitcredit.runfile import DebitCreditRun, load, missing
 
 # Tandem 1987 (TR 88.2), NonStop SQL, tps at 90% within 2 s: 8, 16, 32 VLX processors.
 TANDEM_TPS = {8: 58, 16: 106, 32: 208}
@@ -26,7 +26,9 @@ def summary_rows(run: DebitCreditRun) -> list[dict]:
     base = run.results[0] if run.results else None
     base_rule = metrics.rule_tps(base, cfg.rule_share, cfg.rule_limit_s) if base else None
     base_peak = metrics.peak_tps(base) if base else None
-    cores = run.environment.get("usable_cores") or max(r.partitions for r in run.results)
+    cores = run.environment.get("usable_cores") or max(
+        (r.partitions for r in run.results), default=1
+    )
     rows = []
     for r in run.results:
         rule = metrics.rule_tps(r, cfg.rule_share, cfg.rule_limit_s)
@@ -66,7 +68,7 @@ def _table(headers: list[str], rows: list[list[str]], markdown: bool) -> list[st
     if markdown:
         out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
         return out + ["| " + " | ".join(r) + " |" for r in rows]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
     line = "  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))
     return [line, "-" * len(line)] + [
         "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows
@@ -153,6 +155,7 @@ def render(run: DebitCreditRun, fmt: str = "text") -> str:
     out = [
         ("# " if md else "") + f"DebitCredit OLTP scaleup, run {run.started_utc}",
         "",
+        *(f"incomplete: {gap}" for gap in missing(run)),
         metrics.scale_label(run),
         "",
         f"Machine: {env.get('cpu_model', '?')}, {env.get('usable_cores', '?')} usable cores; "

@@ -10,8 +10,21 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Literal
+
+from msgspec import Meta
 
 from wisconsin import WisconsinError, atomic, jsonfields, outputs
+from wisconsin.jsonfields import (
+    AtLeastOne,
+    Count,
+    Fraction,
+    Int,
+    NonNegative,
+    Positive,
+    Utc,
+    UtcOrEmpty,
+)
 from wisconsin.runfiles import runfile as common
 from wisconsin.workloads.debitcredit.histogram import Latency
 from wisconsin.workloads.debitcredit.schema import Sizing
@@ -24,54 +37,54 @@ SCHEMA_VERSION = 2  # 2: per-second series in each step (1 is migrated on load)
 class Step:
     """One measured window at one partition count: all partitions at once."""
 
-    mode: str  # "closed" | "open"
-    repeat: int
-    offered_tps: float  # open: the whole system's arrival rate; closed: 0
-    threads: int  # closed: streams per partition; open: server threads per partition
-    duration_s: float
-    arrivals: int  # transactions submitted in the window
-    committed: int
-    in_window: int  # committed before the window closed
-    distributed: int
-    retries: int  # conflict aborts retried (hot teller and branch rows)
-    failed: int  # given up
-    unfinished: int  # still queued when the drain ended (counted as too slow)
-    throughput_tps: float  # in_window / duration
+    mode: Literal["closed", "open"]
+    repeat: Count
+    offered_tps: NonNegative  # open: the whole system's arrival rate; closed: 0
+    threads: AtLeastOne  # closed: streams per partition; open: server threads per partition
+    duration_s: Positive
+    arrivals: Count  # transactions submitted in the window
+    committed: Count
+    in_window: Count  # committed before the window closed
+    distributed: Count
+    retries: Count  # conflict aborts retried (hot teller and branch rows)
+    failed: Count  # given up
+    unfinished: Count  # still queued when the drain ended (counted as too slow)
+    throughput_tps: NonNegative  # in_window / duration
     latency: Latency
-    cpu_s: float  # CPU of all partition processes during the step
-    committed_by_partition: tuple[int, ...]
+    cpu_s: NonNegative  # CPU of all partition processes during the step
+    committed_by_partition: tuple[Count, ...]
     hist: str  # HdrHistogram, microseconds, base64
     first_error: str = ""  # the first unexpected (non-conflict) error of the step, if any
     # Version 2: the window second by second, to judge steadiness (metrics.steadiness).
-    tps_series: tuple[float, ...] = ()  # delivered (committed) tps in each second
-    p95_series_s: tuple[float, ...] = ()  # p95 response time of those commits
+    tps_series: tuple[NonNegative, ...] = ()  # delivered (committed) tps in each second
+    p95_series_s: tuple[NonNegative, ...] = ()  # p95 response time of those commits
     # Per partition, sampled at the step's start and each second until its end (drain too):
-    memory_bytes: tuple[tuple[int, ...], ...] = ()  # duckdb_memory() total
-    txn_memory_bytes: tuple[tuple[int, ...], ...] = ()  # its TRANSACTION tag (undo buffers)
-    temp_bytes: tuple[tuple[int, ...], ...] = ()  # temp-file bytes (spilled)
+    memory_bytes: tuple[tuple[Count, ...], ...] = ()  # duckdb_memory() total
+    txn_memory_bytes: tuple[tuple[Count, ...], ...] = ()  # its TRANSACTION tag (undo buffers)
+    temp_bytes: tuple[tuple[Count, ...], ...] = ()  # temp-file bytes (spilled)
 
 
 @dataclass(frozen=True)
 class AuditRecord:
-    account_sum: int
-    teller_sum: int
-    branch_sum: int
-    history_sum: int
-    history_rows: int
-    distributed_rows: int
-    bad_accounts: int
-    bad_tellers: int
-    bad_branches: int
-    half_committed: int
-    begun: int
-    acknowledged: int
-    aborted: int
-    acknowledged_missing: int
-    aborted_present: int
-    unknown_present: int
-    in_doubt_committed: int
+    account_sum: Int
+    teller_sum: Int
+    branch_sum: Int
+    history_sum: Int
+    history_rows: Count
+    distributed_rows: Count
+    bad_accounts: Count
+    bad_tellers: Count
+    bad_branches: Count
+    half_committed: Count
+    begun: Count
+    acknowledged: Count
+    aborted: Count
+    acknowledged_missing: Count
+    aborted_present: Count
+    unknown_present: Count
+    in_doubt_committed: Count
     problems: tuple[str, ...]
-    recovered: int  # remote halves redone before the audit
+    recovered: Count  # remote halves redone before the audit
     independent: tuple[str, ...]  # check.py's report (reads the files with duckdb only)
     independent_ok: bool
 
@@ -82,38 +95,39 @@ class AuditRecord:
 
 @dataclass(frozen=True)
 class PartitionResult:
-    partitions: int
+    partitions: AtLeastOne
     oversubscribed: bool  # more partitions than usable cores
-    branches: int
-    tellers: int
-    accounts: int
-    build_s: float
-    warmup_committed: int  # the untimed warm-up window's transactions (in the audit too)
+    branches: AtLeastOne
+    tellers: AtLeastOne
+    accounts: AtLeastOne
+    build_s: NonNegative
+    warmup_committed: Count  # the untimed warm-up window's transactions (in the audit too)
     steps: tuple[Step, ...]
     audit: AuditRecord
     # the partition files' bytes on disk after the build (None: not recorded, before 2026-11-25)
-    db_bytes: int | None = None
+    db_bytes: Count | None = None
     # core of each partition's process (server, terminals, DuckDB threads); () not pinned
-    pinned_cores: tuple[int, ...] = ()
+    pinned_cores: tuple[Count, ...] = ()
 
 
 @dataclass(frozen=True)
 class Config:
-    partitions: tuple[int, ...]
+    partitions: Annotated[tuple[AtLeastOne, ...], Meta(min_length=1)]
     sizing: Sizing
-    streams: int  # closed mode, per partition
-    servers: int  # open mode, per partition
-    step_s: float
-    repeats: int
-    load_fractions: tuple[float, ...]  # open steps, as fractions of the closed peak
-    rule_share: float  # 0.95 (standard) or 0.90 (Tandem 1987)
-    rule_limit_s: float  # 1.0 (standard) or 2.0 (Tandem 1987)
-    seed: int
+    streams: AtLeastOne  # closed mode, per partition
+    servers: AtLeastOne  # open mode, per partition
+    step_s: Positive
+    repeats: AtLeastOne
+    load_fractions: tuple[Positive, ...]  # open steps, as fractions of the closed peak
+    rule_share: Fraction  # 0.95 (standard) or 0.90 (Tandem 1987)
+    # 1.0 (standard) or 2.0 (Tandem 1987); at most the histograms' range, 10 minutes
+    rule_limit_s: Annotated[float, Meta(gt=0, le=600)]
+    seed: Int
     data_dir: str
     durability: str
-    closed_step_s: float | None = None  # the closed (peak) windows; None: step_s (older files)
+    closed_step_s: Positive | None = None  # the closed (peak) windows; None: step_s (older files)
     # an unsteady closed window is measured again, at most this many more times (older files: 0)
-    closed_retries: int = 0
+    closed_retries: Count = 0
 
     @property
     def closed_s(self) -> float:
@@ -126,11 +140,11 @@ class Config:
 
 @dataclass(frozen=True)
 class DebitCreditRun:
-    workload: str
-    schema_version: int
-    started_utc: str
-    finished_utc: str
-    environment: dict
+    workload: Literal["debitcredit"]
+    schema_version: Int
+    started_utc: Utc
+    finished_utc: UtcOrEmpty
+    environment: dict  # the Wisconsin run file's Environment, as a dict (checked on load)
     config: Config
     results: tuple[PartitionResult, ...]
     notes: tuple[str, ...] = field(default=())
@@ -197,11 +211,79 @@ def load(path: str | os.PathLike) -> DebitCreditRun:
             f"(this wisconsin reads versions 1 to {SCHEMA_VERSION})"
         )
     try:
-        return jsonfields.read(DebitCreditRun, data)
+        run = jsonfields.convert(DebitCreditRun, data)
+        # what the report and the audit read of the environment: typed as a Wisconsin run's
+        jsonfields.convert(_Environment, run.environment, "environment")
+        _consistent(run)
     except jsonfields.FieldError as exc:
         raise WisconsinError(f"{p}: not a valid DebitCredit run file: {exc}") from None
-    except (TypeError, KeyError, ValueError) as exc:
-        raise WisconsinError(f"{p}: malformed DebitCredit run file ({exc})") from None
+    return run
+
+
+def _consistent(run: DebitCreditRun) -> None:
+    """What one field implies of another, as the bench writes them: FieldError if not."""
+    show = jsonfields.show
+    if len(set(run.config.partitions)) != len(run.config.partitions):
+        raise jsonfields.FieldError(
+            "config.partitions", show(run.config.partitions), "distinct partition counts"
+        )
+    seen: set[int] = set()
+    for i, r in enumerate(run.results):
+        if r.partitions in seen:
+            raise jsonfields.FieldError(
+                f"results[{i}].partitions",
+                str(r.partitions),
+                "a partition count not measured twice",
+            )
+        seen.add(r.partitions)
+        for j, st in enumerate(r.steps):
+            # throughput is the commits in the window over its length: a rate that is not
+            # is no measurement (and 1e308 of it overflows every figure made from it)
+            tps = st.in_window / st.duration_s
+            if abs(st.throughput_tps - tps) > 1e-6 * max(tps, 1.0):
+                raise jsonfields.FieldError(
+                    f"results[{i}].steps[{j}].throughput_tps",
+                    show(st.throughput_tps),
+                    f"in_window / duration_s = {tps:g}",
+                )
+
+
+def missing(run: DebitCreditRun) -> list[str]:
+    """What the run's configuration asks for that it does not hold, in words ([]: none):
+    a partition count never measured, or one with fewer windows than its schedule. Such a
+    run is incomplete: a bench stopped early, or a file cut by hand."""
+    cfg = run.config
+    asked = ",".join(map(str, cfg.partitions))
+    measured = {r.partitions for r in run.results}
+    out = []
+    absent = [p for p in cfg.partitions if p not in measured]
+    if absent:
+        ps = ", ".join(map(str, absent))
+        out.append(
+            f"P = {ps} of --partitions {asked} {'was' if len(absent) == 1 else 'were'} not measured"
+        )
+    extra = sorted(measured - set(cfg.partitions))
+    if extra:
+        out.append(f"P = {', '.join(map(str, extra))} measured but not in --partitions {asked}")
+    for r in run.results:
+        for rep in range(cfg.repeats):
+            closed = sum(s.mode == "closed" and s.repeat == rep for s in r.steps)
+            opened = sum(s.mode == "open" and s.repeat == rep for s in r.steps)
+            if not 1 <= closed <= 1 + cfg.closed_retries or opened != len(cfg.load_fractions):
+                out.append(
+                    f"P = {r.partitions} repeat {rep + 1}: {closed} closed and {opened} open "
+                    f"windows, its schedule has 1 to {1 + cfg.closed_retries} and "
+                    f"{len(cfg.load_fractions)}"
+                )
+    return out
+
+
+@dataclass(frozen=True)
+class _Environment:
+    """The environment fields DebitCredit reads (the rest is shown as recorded)."""
+
+    usable_cores: AtLeastOne | None = None
+    memory_bytes: AtLeastOne | None = None
 
 
 SERIES = ("tps_series", "p95_series_s", "memory_bytes", "txn_memory_bytes", "temp_bytes")
@@ -211,8 +293,10 @@ def _migrate_v1(data: dict) -> dict:
     """Version 1 recorded no per-second series: its steps get empty ones (not recorded, so
     no step of it can be shown steady)."""
     out = dict(data, schema_version=2)
+    if not isinstance(data.get("results"), list):
+        return out  # validation names what it is instead
     results = []
-    for r in data.get("results") or []:
+    for r in data["results"]:
         if isinstance(r, dict) and isinstance(r.get("steps"), list):
             steps = [
                 dict(st, **{k: [] for k in SERIES}) if isinstance(st, dict) else st

@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from wisconsin import WisconsinError, atomic
-from wisconsin.jsonfields import utc_now
+from wisconsin.jsonfields import AtLeastOne, utc_now
 from wisconsin.sqltext import db_path
 from wisconsin.store import lock
 
@@ -33,9 +33,9 @@ NO_REMOTE = -1  # history.remote_part of a transaction that touched one partitio
 class Sizing:
     """How big each partition's database is; the whole database scales with P."""
 
-    branches_per_partition: int = 100
-    tellers_per_branch: int = TELLERS_PER_BRANCH
-    accounts_per_branch: int = ACCOUNTS_PER_BRANCH
+    branches_per_partition: AtLeastOne = 100
+    tellers_per_branch: AtLeastOne = TELLERS_PER_BRANCH
+    accounts_per_branch: AtLeastOne = ACCOUNTS_PER_BRANCH
 
     def __post_init__(self):
         if min(self.branches_per_partition, self.tellers_per_branch, self.accounts_per_branch) < 1:

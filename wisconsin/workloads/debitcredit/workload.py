@@ -71,17 +71,34 @@ def compare_files(a: Sequence, b: Sequence, force: bool = False, fmt: str = "tex
 def audit_file(path: str | os.PathLike) -> list:
     """Re-check each partition count's audit from the run file alone: the invariants are
     recomputed from the recorded sums and counts (not taken from its verdict), and the
-    recorded verdict must agree with them."""
-    from wisconsin.workloads.debitcredit import audit, runfile
+    recorded verdict must agree with them. A run missing what its configuration asks for is
+    incomplete: no rule of it passes."""
+    from wisconsin.analysis.audit import mark_incomplete
+    from wisconsin.workloads.debitcredit import audit, independent, runfile
+    from wisconsin.workloads.debitcredit.pipeline import DURABILITY
     from wisconsin.workloads.wisconsin.audit import Rule
 
     run = runfile.load(path)
+    gaps = runfile.missing(run)
+    asked = ",".join(map(str, run.config.partitions))
+    d = run.config.durability
     rules = [
         Rule(
+            "run complete",
+            not gaps,
+            "incomplete: " + "; ".join(gaps)
+            if gaps
+            else f"every P of --partitions {asked} measured, each with its schedule's windows",
+        ),
+        Rule(
             "durability stated",
-            bool(run.config.durability),
-            run.config.durability or "the run file does not say how commits were made durable",
-        )
+            d == DURABILITY,
+            d
+            if d == DURABILITY
+            else f"not the setting this tool runs with: {d!r}"
+            if d
+            else "the run file does not say how commits were made durable",
+        ),
     ]
     names = {f.name for f in dataclasses.fields(audit.Audit)}
     for r in run.results:
@@ -106,12 +123,14 @@ def audit_file(path: str | os.PathLike) -> list:
                 else f"recorded {list(rec.problems)}, the figures imply {list(problems)}",
             )
         )
+        disagree = independent.disagreements(r)
         rules.append(
             Rule(
                 f"P={r.partitions} independent check",
-                rec.independent_ok,
-                "; ".join(rec.independent[:3]) or "no report recorded",
+                not disagree,
+                "; ".join(disagree) if disagree else "; ".join(rec.independent[:3]),
             )
         )
     # steadiness, delivered vs offered, memory and spill: re-derived from the series
-    return rules + audit.oltp_rules(run)
+    rules += audit.oltp_rules(run)
+    return mark_incomplete(rules, "run complete") if gaps else rules

@@ -329,6 +329,10 @@ def _share_problems(run: Run) -> list[str]:
 
 def rule_engine_share(run: Run) -> Rule:
     cores = metrics.machine_cores(run)
+    # which points are oversubscribed (not checked) turns on the cores: re-derived first
+    wrong_cores = rules_derived.cores_problems(run)
+    if wrong_cores:
+        return Rule("engine share", False, "; ".join(wrong_cores))
     contradicted = _share_problems(run)
     if contradicted:
         return Rule(

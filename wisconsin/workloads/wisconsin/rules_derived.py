@@ -48,6 +48,13 @@ COLD_COLUMNS_MIN = 0.90
 # Real run files: worst median 0.77 of its bound, worst single repetition 0.44, so the
 # median is judged. Time / 10 puts a point at <= 0.47 of its bound in those files.
 BOUND_BEAT_MAX = 2.0
+# Each repetition is held against the bound too (a median does not move when one of five
+# repetitions is edited): at most this factor faster. Real run files' worst single
+# repetition is 0.44 of its bound (tests/fixtures: audit_tiny_sn F1/update, run_real_cold
+# F1/average; 2026-11-27), 1.3x above the limit. One repetition made 10x faster fails
+# wherever it ran under 3.3x its bound: 66 of 75 repetitions of audit_tiny_sn, 99 of 100 of
+# run_real_cold, 550 of 550 of the reference run (1/4 would catch 56, 99 and 545).
+REP_BEAT_MAX = 3.0
 # One execution ends before the next is dispatched (the runner runs steps one at a time):
 # dispatch + wall time <= the next dispatch, up to this (time.time vs perf_counter).
 TIMELINE_SLACK_S = 0.005
@@ -224,6 +231,9 @@ def _calibration_problems(run: Run) -> list[str]:
         for r in m.repetitions:
             if r.overhead_s is not None:
                 by_p.setdefault(m.partitions, []).append(r.overhead_s)
+    missing = sorted(set(by_p) - {p for p, _ in cal.dispatch_s})
+    if missing:  # the runner records one for every P whose overheads it measured
+        bad.append(f"P={', '.join(map(str, missing))}: no calibration dispatch time")
     for p, recorded in cal.dispatch_s:
         if p in by_p and not math.isclose(
             recorded, metrics.median(by_p[p]), rel_tol=CALIBRATION_REL_TOL
@@ -254,20 +264,28 @@ def _bound_problems(run: Run) -> tuple[list[str], float | None]:
                 f"measured bound {b.time_s:.3g} s ({b.resource}-bound; at most "
                 f"{BOUND_BEAT_MAX:g}x faster allowed)"
             )
+        for r in m.repetitions:
+            if r.wall_s * REP_BEAT_MAX < b.time_s:
+                bad.append(
+                    f"{step_label(m)} rep {r.index}: {r.wall_s:.3g} s is "
+                    f"{r.wall_s / b.time_s:.2f} of its measured bound {b.time_s:.3g} s (one "
+                    f"repetition at most {REP_BEAT_MAX:g}x faster allowed)"
+                )
     return bad, least
 
 
 def _timeline_problems(run: Run) -> tuple[list[str], int]:
     """Executions overlapping in time: the runner runs one at a time, so each one's
     dispatch plus wall time must come before the next dispatch (and inside the run)."""
-    stamped = [
+    every = [
         (r.dispatched_unix, r.wall_s, f"{step_label(m)} rep {r.index}")
         for m in (*run.measurements, *run.baseline)
         for r in executions(m)  # not the stand-in warm-up: it repeats repetition 1's times
-        if r.dispatched_unix is not None
     ]
-    stamped = sorted(set(stamped))  # the baseline at P = 1 may be the measurement's executions
-    bad = []
+    stamped = sorted({e for e in every if e[0] is not None})  # the baseline at P = 1 may be
+    # the measurement's executions
+    # the runner stamps every execution or (before timelines) none: a gap hides one
+    bad = [f"{what}: no dispatch time" for t, _, what in every if t is None] if stamped else []
     for (t0, wall, what), (t1, _, nxt) in zip(stamped, stamped[1:], strict=False):
         if t0 + wall > t1 + TIMELINE_SLACK_S:
             bad.append(f"{what}: dispatched {t1 - t0:.3f} s before {nxt}, yet took {wall:.3f} s")
@@ -278,6 +296,21 @@ def _timeline_problems(run: Run) -> tuple[list[str], int]:
         if t0 + wall > end + 1 + TIMELINE_SLACK_S:
             bad.append(f"{what}: ends {t0 + wall - end:.1f} s after the run finished")
     return bad, len(stamped)
+
+
+def cores_problems(run: Run) -> list[str]:
+    """The usable cores the run file states, against what else it recorded of them: the
+    calibration's cores (the runner's count when it bounded the run: usable cores locally,
+    the hosts' sum on a cluster) and, locally, the one host's cores (an affinity mask cannot
+    hold more). What the engine-share rule and the bound take as 'the cores'."""
+    env, hosts = run.environment.usable_cores, run.topology.hosts
+    cores = metrics.machine_cores(run)
+    bad = []
+    if run.calibration is not None and run.calibration.cores != cores:
+        bad.append(f"usable cores {cores} disagree with the calibration's {run.calibration.cores}")
+    if not run.config.cluster and len(hosts) == 1 and env > hosts[0].cores:
+        bad.append(f"usable cores {env} exceed the host's {hosts[0].cores} (topology)")
+    return bad
 
 
 def rule_physics(run: Run) -> Rule:
