@@ -91,7 +91,7 @@ def test_every_rule_passes_when_the_points_are_long_enough(run_path, tmp_path):
 def _recalibrate(data):
     """The calibration the runner derives from the (edited) times: what a forger who kept
     the file consistent with itself would write."""
-    from wisconsin.analysis.metrics import median
+    from wisconsin.analysis.stats import median
 
     cal = data["calibration"]
     cal["scan_rows_per_s"] = [

@@ -570,3 +570,22 @@ def test_the_benchmarks_index_names_every_script():
     named = set(re.findall(r"`((?:archive/)?[\w]+\.py)`", index))
     assert scripts - named == set(), "not in benchmarks/README.md"
     assert named - scripts == set(), "named in benchmarks/README.md, but not there"
+
+
+def test_each_statistic_is_defined_once_in_analysis():
+    """One median, one Holm adjustment, one Welch test, one block test (issue 44): a second
+    definition anywhere in wisconsin/ fails, as does one outside analysis/."""
+    root = Path(__file__).resolve().parent.parent / "wisconsin"
+    found: dict[str, list[str]] = {}
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                name = node.name.lstrip("_")
+                if name in ("median", "holm", "welch", "block_test"):
+                    found.setdefault(name, []).append(path.relative_to(root).as_posix())
+    assert found == {
+        "median": ["analysis/stats.py"],
+        "holm": ["analysis/significance.py"],
+        "welch": ["analysis/significance.py"],
+        "block_test": ["analysis/significance.py"],
+    }

@@ -24,7 +24,6 @@ from wisconsin.analysis import stats
 from wisconsin.runfiles.runfile import Measurement, Run
 
 Ratio = stats.Interval  # a ratio of medians with its 95% interval
-median = stats.median  # callers that read it here (the one definition is stats.median)
 HARNESS_SHARE = 0.80  # engine share below this: the point measures the harness
 HARNESS_FACTOR = 20.0  # ... or its median below this many harness overheads
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from wisconsin.analysis.metrics import Point, as_runs, median
+from wisconsin.analysis.metrics import Point, as_runs
+from wisconsin.analysis.stats import median
 from wisconsin.runfiles.runfile import Run
 
 NSTAR_DRAWS = 4000

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import WisconsinError, atomic, jsonfields, outputs
-from wisconsin.analysis import metrics
+from wisconsin.analysis import stats
 from wisconsin.analysis.schedule import BASELINE
 from wisconsin.runfiles import runfile
 from wisconsin.runfiles.runfile import Run
@@ -143,7 +143,7 @@ class RunState:
                     continue
                 warm = dict(reps[0], index=-1)  # no warm-up ran: the first timed, marked -1
             opens = self.opens.get(label) or [0.0]
-            out.append(dict(shell, warmup=warm, repetitions=reps, startup_s=metrics.median(opens)))
+            out.append(dict(shell, warmup=warm, repetitions=reps, startup_s=stats.median(opens)))
         # the run file lists measurements by P, kind, query (the order they ran in is in rounds)
         rank = {q: i for i, q in enumerate(self.base["config"]["queries"])}
         return sorted(out, key=lambda m: (m["partitions"], m["kind"], rank.get(m["query"], 9)))

@@ -142,7 +142,7 @@ def _calibration(run: Run, cores: int, probes: dict) -> runfile.Calibration:
         for r in m.repetitions:
             if r.overhead_s is not None:
                 by_p.setdefault(m.partitions, []).append(r.overhead_s)
-    from wisconsin.analysis.metrics import median
+    from wisconsin.analysis.stats import median
 
     # the fastest repetition: a bound must be optimistic, and on a shared machine the median
     # single-thread time includes other work's interference (a real point beat it)

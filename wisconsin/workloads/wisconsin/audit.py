@@ -11,7 +11,7 @@ import math
 import os
 
 from wisconsin import WisconsinError, generator
-from wisconsin.analysis import metrics, schedule
+from wisconsin.analysis import metrics, schedule, stats
 from wisconsin.analysis.audit import (  # noqa: F401  (Rule, format_rules...: re-exported)
     Rule,
     checked,
@@ -54,8 +54,8 @@ def recomputed_share(r: Repetition) -> float | None:
 
 def _multiple(times, overheads) -> str:
     """median time / median overhead, e.g. "12x"; an in-process overhead can be ~0."""
-    over = metrics.median(overheads)
-    return f"{metrics.median(times) / over:.0f}x" if over > 0 else "no measurable"
+    over = stats.median(overheads)  # None: no overhead recorded
+    return f"{stats.median(times) / over:.0f}x" if over else "no measurable"
 
 
 def _samples_problem(run: Run, m: Measurement, r: Repetition, in_process: bool) -> str | None:
@@ -353,8 +353,8 @@ def rule_engine_share(run: Run) -> Rule:
             continue
         if schedule.harness_dominated(m):
             what = (
-                f"{step_label(m)}: engine share {metrics.median(share):.0%}, median "
-                f"{metrics.median(m.times) * 1e3:.0f} ms = {_multiple(m.times, over)} overhead"
+                f"{step_label(m)}: engine share {stats.median(share):.0%}, median "
+                f"{stats.median(m.times) * 1e3:.0f} ms = {_multiple(m.times, over)} overhead"
             )
             (bad if m.partitions <= cores else above).append(what)
     note = (

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from wisconsin import WisconsinError
+from wisconsin.analysis.stats import median
 from wisconsin.runfiles.runfile import Run
 from wisconsin.workloads.wisconsin.compare import compare_runs, differences
 from wisconsin.workloads.wisconsin.runs import load_runs
@@ -93,7 +94,9 @@ def history(paths: Iterable[str | os.PathLike]) -> list[Series]:
 def _series(group: list[tuple[Path, Run]]) -> Series:
     entries = []
     for i, (f, r) in enumerate(group):
-        times = tuple((f"{m.table} {m.query}", _median(m.times)) for m in r.measurements if m.times)
+        times = tuple(
+            (f"{m.table} {m.query}", float(median(m.times))) for m in r.measurements if m.times
+        )
         entry = Entry(str(f), r.started_utc, r.environment.git_commit[:12], times)
         if i:
             c = compare_runs([group[i - 1][1]], [r])
@@ -109,12 +112,6 @@ def _series(group: list[tuple[Path, Run]]) -> Series:
             entry = Entry(entry.path, r.started_utc, entry.commit, times, c.verdict, tuple(changes))
         entries.append(entry)
     return Series(_machine(group[0][1]), _configuration(group[0][1]), tuple(entries))
-
-
-def _median(xs) -> float:
-    from wisconsin.analysis.stats import median
-
-    return float(median(xs))
 
 
 def render(series: list[Series], fmt: str = "text") -> str:

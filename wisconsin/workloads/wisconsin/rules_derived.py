@@ -21,7 +21,7 @@ import numpy as np
 
 from wisconsin import generator
 from wisconsin.analysis import bound as bnd
-from wisconsin.analysis import metrics
+from wisconsin.analysis import metrics, stats
 from wisconsin.analysis.audit import Rule, step_label, summary
 from wisconsin.generator.core import column_sizes
 from wisconsin.runfiles.runfile import Measurement, Repetition, Run
@@ -220,7 +220,7 @@ def _calibration_problems(run: Run) -> list[str]:
     for m in run.baseline:  # the runner writes the baseline it calibrated from
         if m.query in rates and m.times:
             # today's runner: the fastest repetition; runners before 2026-11-24: the median
-            want = m.rows / min(m.times), m.rows / metrics.median(m.times)
+            want = m.rows / min(m.times), m.rows / stats.median(m.times)
             if not any(math.isclose(rates[m.query], w, rel_tol=CALIBRATION_REL_TOL) for w in want):
                 bad.append(
                     f"baseline {m.query}: calibration rate {rates[m.query]:.4g} rows/s, its "
@@ -236,11 +236,11 @@ def _calibration_problems(run: Run) -> list[str]:
         bad.append(f"P={', '.join(map(str, missing))}: no calibration dispatch time")
     for p, recorded in cal.dispatch_s:
         if p in by_p and not math.isclose(
-            recorded, metrics.median(by_p[p]), rel_tol=CALIBRATION_REL_TOL
+            recorded, stats.median(by_p[p]), rel_tol=CALIBRATION_REL_TOL
         ):
             bad.append(
                 f"P={p}: calibration dispatch {recorded:.4g} s, the median overhead of its "
-                f"repetitions {metrics.median(by_p[p]):.4g} s"
+                f"repetitions {stats.median(by_p[p]):.4g} s"
             )
     return bad
 
@@ -256,11 +256,11 @@ def _bound_problems(run: Run) -> tuple[list[str], float | None]:
         if b is None or b.time_s <= 0:
             bad.append(f"{step_label(m)}: {why or 'a bound of 0 s'}")
             continue
-        share = metrics.median(m.times) / b.time_s
+        share = stats.median(m.times) / b.time_s
         least = share if least is None else min(least, share)
         if share * BOUND_BEAT_MAX < 1:
             bad.append(
-                f"{step_label(m)}: median {metrics.median(m.times):.3g} s is {share:.2f} of its "
+                f"{step_label(m)}: median {stats.median(m.times):.3g} s is {share:.2f} of its "
                 f"measured bound {b.time_s:.3g} s ({b.resource}-bound; at most "
                 f"{BOUND_BEAT_MAX:g}x faster allowed)"
             )
