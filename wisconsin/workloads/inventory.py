@@ -285,7 +285,11 @@ READ_BY = {
     "run journal": "`wisconsin run --resume` of its run file continues it",
     "dask logs": "`wisconsin remove {p}` removes it",
 }
-RUN_FILES = ("wisconsin run", "debitcredit run")
+RUN_FILES = (
+    "wisconsin run",
+    "debitcredit run",
+    "debitcredit run (progress)",
+)  # a partial: incomplete
 
 
 def kind_of(path: str | os.PathLike) -> str | None:
