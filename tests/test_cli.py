@@ -367,11 +367,11 @@ def test_repair_refuses_zero_jobs(data):
 def test_run_summary_without_times_prints_no_median(capsys):
     from types import SimpleNamespace
 
-    from wisconsin.cli import _print_run_summary
+    from wisconsin.cli import print_run_summary
 
     m = SimpleNamespace(table="F1", query="scan", times=())
     c = SimpleNamespace(mode="shared-memory", cache="cold", repeat=0)
-    _print_run_summary(SimpleNamespace(measurements=[m], config=c, stop_reason="x"))
+    print_run_summary(SimpleNamespace(measurements=[m], config=c, stop_reason="x"))
     assert "F1  scan -" in capsys.readouterr().out
 
 

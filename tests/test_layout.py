@@ -589,3 +589,19 @@ def test_each_statistic_is_defined_once_in_analysis():
         "welch": ["analysis/significance.py"],
         "block_test": ["analysis/significance.py"],
     }
+
+
+def test_the_cli_imports_no_private_name_of_another_module():
+    """Issue 44: commands imported _progress, _engine_config, ... from cli/options; a name
+    shared across modules is public."""
+    root = Path(__file__).resolve().parent.parent / "wisconsin" / "cli"
+    private = []
+    for path in root.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("wisconsin"):
+                private += [
+                    f"{path.name}: {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")  # dunders are public
+                ]
+    assert private == []

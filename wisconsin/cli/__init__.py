@@ -12,7 +12,7 @@ from wisconsin.cli.bench import bench
 from wisconsin.cli.housekeeping import list_command, remove
 from wisconsin.cli.options import DEFAULT_OUT
 from wisconsin.cli.reading import audit, compare, history, plot, report
-from wisconsin.cli.run import _print_run_summary, run_command
+from wisconsin.cli.run import print_run_summary, run_command
 from wisconsin.cli.tables import export, generate, info, repair
 
 for _command in (
@@ -21,4 +21,4 @@ for _command in (
 ):  # fmt: skip
     cli.add_command(_command)
 
-__all__ = ["DEFAULT_OUT", "_print_run_summary", "cli", "main"]
+__all__ = ["DEFAULT_OUT", "print_run_summary", "cli", "main"]

@@ -6,7 +6,7 @@ import shlex
 
 import click
 
-from wisconsin.cli.options import DEFAULT_OUT, _progress
+from wisconsin.cli.options import DEFAULT_OUT, progress_display
 
 # ab decides these for both sides: each block is a run of --rounds rounds into the A/B file
 _OWN = ("resume_path", "out", "blocks", "repeat", "min_reps", "max_reps", "time_budget",
@@ -76,7 +76,7 @@ def ab(ctx, side_a, side_b, blocks, rounds, out, quiet) -> None:
                 f"ab sets {', '.join(given)} itself (use --blocks, --rounds, --out of ab)"
             )
         sides.append(run_options(sub))
-    with _progress(quiet) as progress:
+    with progress_display(quiet) as progress:
         result, path = run_ab(
             *sides,
             blocks=blocks,

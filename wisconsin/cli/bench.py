@@ -12,14 +12,14 @@ from wisconsin.cli.options import (
     REPEAT,
     SEED,
     TRANSPORT,
-    _cluster_options,
-    _engine_config,
-    _int_list,
-    _max_reps,
-    _progress,
+    checked_max_reps,
+    cluster_options,
     data_option,
+    engine_config,
     given,
     measurement_options,
+    parse_int_list,
+    progress_display,
     refuse_cold_in_memory,
     refuse_ignored,
     refuse_with_repeat,
@@ -54,7 +54,7 @@ def _bytes(ctx, param, value: str | None) -> int | None:
 @MODE
 @click.option(
     "--partitions",
-    callback=_int_list,
+    callback=parse_int_list,
     default=None,
     help="Partition counts (default: 1,2,4,8,16, or the preset's).",
 )
@@ -86,7 +86,7 @@ def _bytes(ctx, param, value: str | None) -> int | None:
     help="Directory for run file, report, figures (not the repository's runs/).",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar, no report on the terminal.")
-@_cluster_options(worker_data=True)
+@cluster_options(worker_data=True)
 @click.option(
     "--workload",
     type=click.Choice(WORKLOAD_NAMES),
@@ -262,7 +262,7 @@ def bench(
             min_reps = SIZING_ROUNDS
         if ctx.get_parameter_source("blocks") == default:
             blocks = min(blocks, min_reps)
-    max_reps = _max_reps(min_reps, max_reps)
+    max_reps = checked_max_reps(min_reps, max_reps)
     if time_budget is None and preset is None:
         time_budget = DEFAULT_TIME_BUDGET_S
     if cluster_address is None and worker_data is not None:
@@ -324,7 +324,7 @@ def bench(
             click.echo(f"note: {note}")
     disk = disk_plan(preset_specs(chosen, seed, ("F", "G"), parts), data_dir, bool(cluster_address))
     _announce_bench(disk, data_dir, out)
-    engine = _engine_config(
+    engine = engine_config(
         mode, parts, None, 3600, cluster_address, (tls_ca, tls_cert, tls_key), transport
     )
     opts = RunOptions(
@@ -342,7 +342,7 @@ def bench(
         target_ci=target_ci,
         blocks=blocks,
     )
-    with _progress(quiet) as progress:
+    with progress_display(quiet) as progress:
         result = run_bench(
             chosen,
             data_dir,

@@ -13,7 +13,7 @@ from wisconsin import WisconsinError, engines, sqltext
 # --------------------------------------------------------------------------- parsing helpers
 
 
-def _int_list(ctx, param, value: str | None) -> tuple[int, ...] | None:
+def parse_int_list(ctx, param, value: str | None) -> tuple[int, ...] | None:
     if value is None:
         return None
     if any(not v.strip() for v in value.split(",")):  # "2,,4" is a typo, not "2,4"
@@ -27,7 +27,7 @@ def _int_list(ctx, param, value: str | None) -> tuple[int, ...] | None:
     return tuple(sorted(set(items)))
 
 
-def _kinds(ctx, param, value: str) -> tuple[str, ...]:
+def parse_kinds(ctx, param, value: str) -> tuple[str, ...]:
     kinds = tuple(dict.fromkeys(k.strip().upper() for k in value.split(",") if k.strip()))
     bad = [k for k in kinds if k not in ("F", "G")]
     if bad or not kinds:
@@ -35,7 +35,7 @@ def _kinds(ctx, param, value: str) -> tuple[str, ...]:
     return kinds
 
 
-def _cluster_options(worker_data: bool):
+def cluster_options(worker_data: bool):
     """--cluster and the TLS files (and --worker-data where tables are generated)."""
 
     def deco(fn):
@@ -70,7 +70,7 @@ def _cluster_options(worker_data: bool):
     return deco
 
 
-def _engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key):
+def engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key):
     """(address, Security) for EngineConfig, or (None, None) without --cluster."""
     if cluster_address is None:
         if tls_ca or tls_cert or tls_key:
@@ -203,7 +203,7 @@ def refuse_with_repeat(ctx: click.Context) -> None:
         )
 
 
-def _max_reps(min_reps: int, max_reps: int) -> int:
+def checked_max_reps(min_reps: int, max_reps: int) -> int:
     """--max-reps as given, refused below --min-reps (before bench builds anything); left at
     its default, at least --min-reps."""
     source = click.get_current_context().get_parameter_source("max_reps")
@@ -279,13 +279,13 @@ def data_option(help_text: str):
     )
 
 
-def _engine_config(
+def engine_config(
     mode, partitions, memory_limit, timeout, cluster_address, tls, transport="direct"
 ):
     from wisconsin.engines import default_memory_limit
     from wisconsin.engines.base import EngineConfig
 
-    address, security = _engine_target(cluster_address, mode, *tls)
+    address, security = engine_target(cluster_address, mode, *tls)
     if not memory_limit and address:
         from wisconsin.cluster import WORKER_MEMORY_LIMIT
 
@@ -359,7 +359,7 @@ def _log_lines(stream) -> Callable[[str, int, int], None]:
 
 
 @contextlib.contextmanager
-def _progress(quiet: bool) -> Iterator:
+def progress_display(quiet: bool) -> Iterator:
     """Yields a (label, done, total) callback: on a terminal one live bar for the whole job,
     replaced in place (the current step beside it, elapsed and time left), gone when the
     job ends; timestamped log lines on stderr when it is redirected; None when quiet."""

@@ -11,14 +11,14 @@ from wisconsin.cli.options import (
     MODE,
     REPEAT,
     TRANSPORT,
-    _cluster_options,
-    _engine_config,
-    _int_list,
-    _kinds,
-    _max_reps,
-    _progress,
+    checked_max_reps,
+    cluster_options,
     data_option,
+    engine_config,
     measurement_options,
+    parse_int_list,
+    parse_kinds,
+    progress_display,
     refuse_cold_in_memory,
     refuse_with_repeat,
 )
@@ -33,12 +33,12 @@ from wisconsin.cli.options import (
     "--tables",
     "kinds",
     default="F,G",
-    callback=_kinds,
+    callback=parse_kinds,
     help="F (speedup), G (scaleup) or F,G (default: whichever are generated in --data).",
 )
 @click.option(
     "--partitions",
-    callback=_int_list,
+    callback=parse_int_list,
     default=None,
     help="Partition counts (default: every count generated in --data for the chosen tables).",
 )
@@ -108,7 +108,7 @@ from wisconsin.cli.options import (
     metavar="RUN.json",
     help="Continue an incomplete run (its options come from the file).",
 )
-@_cluster_options(worker_data=False)
+@cluster_options(worker_data=False)
 @click.pass_context
 def run_command(
     ctx,
@@ -164,7 +164,7 @@ def run_command(
             raise click.UsageError(
                 f"--resume takes its options from the run file; drop {', '.join(given)}"
             )
-        with _progress(quiet) as progress:
+        with progress_display(quiet) as progress:
             result, path = resume(
                 resume_path,
                 progress=progress,
@@ -173,13 +173,13 @@ def run_command(
                 timeout_s=timeout,
                 time_budget_s=time_budget,
             )
-        _print_run_summary(result)
+        print_run_summary(result)
         click.echo(f"run file: {path}")
         return
     opts = run_options(ctx)
-    with _progress(quiet) as progress:
+    with progress_display(quiet) as progress:
         result, path = run(opts, progress=progress)
-    _print_run_summary(result)
+    print_run_summary(result)
     click.echo(f"run file: {path}")
 
 
@@ -198,7 +198,7 @@ def run_options(ctx: click.Context):
         data_dir, p["kinds"], explicit != click.core.ParameterSource.DEFAULT, partitions
     )
     partitions = partitions or available_partitions(data_dir, kinds) or None
-    engine = _engine_config(
+    engine = engine_config(
         p["mode"],
         (*(partitions or (16,)), *(g_partitions or ())),
         p["memory_limit"],
@@ -223,7 +223,7 @@ def run_options(ctx: click.Context):
         engine=engine,
         cache=p["cache"],
         min_reps=p["min_reps"],
-        max_reps=_max_reps(p["min_reps"], p["max_reps"]),
+        max_reps=checked_max_reps(p["min_reps"], p["max_reps"]),
         target_ci=p["target_ci"],
         blocks=p["blocks"],
         time_budget_s=p["time_budget"],
@@ -291,7 +291,7 @@ def _no_tables(data_dir: str) -> str:
     return f"no tables in {data_dir}: run `wisconsin generate --data {data_dir}` first"
 
 
-def _print_run_summary(result) -> None:
+def print_run_summary(result) -> None:
     by_table: dict[str, list[str]] = {}
     for m in result.measurements:
         ms = f"{statistics.median(m.times) * 1e3:.1f}" if m.times else "-"  # none timed

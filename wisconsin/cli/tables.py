@@ -11,13 +11,13 @@ import click
 from wisconsin.cli.options import (
     PRESET,
     SEED,
-    _cluster_options,
-    _engine_target,
-    _int_list,
-    _kinds,
-    _progress,
+    cluster_options,
     data_option,
     duckdb_dir,
+    engine_target,
+    parse_int_list,
+    parse_kinds,
+    progress_display,
 )
 
 # --------------------------------------------------------------------------- generate
@@ -28,7 +28,7 @@ from wisconsin.cli.options import (
     "--kind",
     default="F,G",
     show_default=True,
-    callback=_kinds,
+    callback=parse_kinds,
     help="F (fixed size: speedup), G (fixed rows per partition: scaleup), or F,G.",
 )
 @click.option(
@@ -39,7 +39,7 @@ from wisconsin.cli.options import (
 )
 @click.option(
     "--partitions",
-    callback=_int_list,
+    callback=parse_int_list,
     default=None,
     help="Comma-separated partition counts (default: the preset's, e.g. 2,4,8,16).",
 )
@@ -53,7 +53,7 @@ from wisconsin.cli.options import (
     help="Concurrent builder processes (default: cores).",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar or progress lines.")
-@_cluster_options(worker_data=True)
+@cluster_options(worker_data=True)
 def generate(
     kind,
     rows,
@@ -84,7 +84,7 @@ def generate(
         for n_parts in (partitions or p.partitions)
     ]
     if cluster_address is None:
-        _engine_target(None, "shared-nothing", tls_ca, tls_cert, tls_key)
+        engine_target(None, "shared-nothing", tls_ca, tls_cert, tls_key)
         if worker_data is not None:
             raise click.UsageError("--worker-data needs --cluster")
     elif jobs is not None:
@@ -138,7 +138,7 @@ def _build(data_dir, specs, jobs, quiet, client, worker_data):
     from wisconsin.builds import build_tables
 
     try:
-        with _progress(quiet) as progress:
+        with progress_display(quiet) as progress:
             return build_tables(
                 data_dir,
                 specs,
@@ -177,7 +177,7 @@ def _build(data_dir, specs, jobs, quiet, client, worker_data):
     show_default=True,
     help="Seconds the cluster's workers may take to verify.",
 )
-@_cluster_options(worker_data=False)
+@cluster_options(worker_data=False)
 def info(
     table_dir, no_verify, deep, as_json, timeout, cluster_address, tls_ca, tls_cert, tls_key
 ) -> None:
@@ -202,7 +202,7 @@ def info(
     from wisconsin.store.updates import DecisionLog
 
     if cluster_address is None:
-        _engine_target(None, "shared-nothing", tls_ca, tls_cert, tls_key)
+        engine_target(None, "shared-nothing", tls_ca, tls_cert, tls_key)
     if no_verify:
         m, problems = read_manifest(table_dir), []
     elif cluster_address is not None:
@@ -293,7 +293,7 @@ def _pending_line(table_dir) -> str:
     help="Concurrent builder processes (default: cores).",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@_cluster_options(worker_data=False)
+@cluster_options(worker_data=False)
 def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -> None:
     """The one recovery verb: rebuild exactly the damaged, missing or foreign partitions of
     a table (on their cluster workers with --cluster) and settle an interrupted update; on a
@@ -307,7 +307,7 @@ def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -
         for line in workloads.get(name).repair_table(table_dir):
             click.echo(line)
         return
-    address, security = _engine_target(cluster_address, "shared-nothing", tls_ca, tls_cert, tls_key)
+    address, security = engine_target(cluster_address, "shared-nothing", tls_ca, tls_cert, tls_key)
     client = None
     with _cluster_logs(address, Path(table_dir).absolute().parent):
         if address is not None:
@@ -315,7 +315,7 @@ def repair(table_dir, jobs, quiet, cluster_address, tls_ca, tls_cert, tls_key) -
 
             client = connect(address, security)
         try:
-            with _progress(quiet) as progress:
+            with progress_display(quiet) as progress:
                 result = repair_table(
                     table_dir,
                     jobs=jobs,
