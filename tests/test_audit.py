@@ -569,8 +569,7 @@ def test_a_rule_that_cannot_read_its_evidence_fails_with_its_own_name(run_path, 
     def broken(run):
         return ().__getitem__(0)  # IndexError, like a position past the end of its round
 
-    monkeypatch.setitem(wa.NAMES, broken, "repetitions interleaved")
-    monkeypatch.setattr(wa, "RULES", (*wa.RULES[:-1], broken))
+    monkeypatch.setattr(wa, "RULES", (*wa.RULES[:-1], ("repetitions interleaved", broken)))
     rule = wa.audit(runfile.load(run_path))[-1]
     assert rule == wa.Rule(
         "repetitions interleaved",

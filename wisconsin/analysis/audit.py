@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from wisconsin import WisconsinError
@@ -333,13 +333,12 @@ def rule_rounds_complete(run: Run) -> Rule:
     )
 
 
-def checked(rule: Callable[[Run], Rule], run: Run, names: Mapping) -> Rule:
+def checked(rule: Callable[[Run], Rule], run: Run, name: str) -> Rule:
     """A rule whose evidence is malformed (a position past its round, an order label that
-    is not table/query, ...) fails in one line instead of raising. names: rule -> its name."""
+    is not table/query, ...) fails in one line, under its name, instead of raising."""
     try:
         return rule(run)
     except (ArithmeticError, IndexError, KeyError, TypeError, ValueError, WisconsinError) as exc:
-        name = names.get(rule, rule.__name__)
         return Rule(name, False, f"malformed evidence ({type(exc).__name__}: {exc})")
 
 

@@ -411,5 +411,5 @@ def oltp_rules(run) -> list[Rule]:
                 return one()
 
             label = f"P={result.partitions} {rule.__name__.removeprefix('rule_')}"
-            out.append(checked(wrapped, run, {wrapped: label}))
+            out.append(checked(wrapped, run, label))
     return out

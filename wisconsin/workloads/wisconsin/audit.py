@@ -508,40 +508,25 @@ def rule_baseline(run: Run) -> Rule:
     return Rule("single-thread baseline", True, f"F1 with one in-process DuckDB thread: {qs}")
 
 
+# Every rule once, with its name, in the order the audit reports them.
 RULES = (
-    rule_complete,
-    rule_verified,
-    rule_full_scan,
-    rule_cache,
-    rule_engine_share,
-    rule_durability,
-    rule_interleaved,
-    rule_rounds_complete,
-    rule_blocks,
-    rule_repetitions,
-    rule_baseline,
-    rule_physics,
+    ("run complete", rule_complete),
+    ("answers verified", rule_verified),
+    ("full scan proven", rule_full_scan),
+    ("cache state proven", rule_cache),
+    ("engine share", rule_engine_share),
+    ("durability on", rule_durability),
+    ("repetitions interleaved", rule_interleaved),
+    ("rounds complete", rule_rounds_complete),
+    ("blocks", rule_blocks),
+    ("enough repetitions", rule_repetitions),
+    ("single-thread baseline", rule_baseline),
+    ("times within physics", rule_physics),
 )
 
 
-NAMES = {
-    rule_complete: "run complete",
-    rule_verified: "answers verified",
-    rule_full_scan: "full scan proven",
-    rule_cache: "cache state proven",
-    rule_engine_share: "engine share",
-    rule_durability: "durability on",
-    rule_interleaved: "repetitions interleaved",
-    rule_rounds_complete: "rounds complete",
-    rule_blocks: "blocks",
-    rule_physics: "times within physics",
-    rule_repetitions: "enough repetitions",
-    rule_baseline: "single-thread baseline",
-}
-
-
 def audit(run: Run) -> list[Rule]:
-    rules = [checked(rule, run, NAMES) for rule in RULES]
+    rules = [checked(rule, run, name) for name, rule in RULES]
     # an incomplete run passes nothing: what held so far says "incomplete"
     return mark_incomplete(rules, "run complete") if run.status != "complete" else rules
 
