@@ -168,3 +168,19 @@ def test_a_config_without_g_partitions_measures_g_at_every_count():
         ("F", 1), ("F", 2), ("F", 4), ("G", 1), ("G", 2),
     ]  # fmt: skip
     assert table_list(("G",), (1, 2, 4), (1,)) == [("G", 1)]
+
+
+def test_the_transport_is_a_field_old_files_get_from_their_note(request):
+    """Issue 44: resume recovered the transport by parsing a note. It is config.transport
+    now; a file from before says it only in a note, which the loader maps to the field once;
+    a file that already has the field keeps it whatever its notes say."""
+    raw = json.loads((request.config.rootpath / "tests/fixtures/audit_tiny_sn.json").read_text())
+    assert raw["config"]["mode"] == "shared-nothing" and "transport" not in raw["config"]
+    assert runfile.from_dict(raw).config.transport == "direct"
+    note = "transport: timed statements went as pinned Dask tasks (--transport dask)"
+    old_dask = dict(raw, notes=[*raw["notes"], note])
+    assert runfile.from_dict(old_dask).config.transport == "dask"
+    new = dict(old_dask, config=dict(raw["config"], transport="direct"))
+    assert runfile.from_dict(new).config.transport == "direct"
+    with pytest.raises(RunFileError, match="transport"):
+        runfile.from_dict(dict(raw, config=dict(raw["config"], transport="carrier pigeon")))

@@ -237,6 +237,7 @@ def _config(opts: RunOptions, seed: int, order_seed: int) -> RunConfig:
         time_budget_s=opts.time_budget_s,
         blocks=opts.blocks,
         block_rounds=opts.block_rounds,
+        transport=opts.engine.transport if opts.mode == "shared-nothing" else "",
     )
 
 
@@ -369,10 +370,7 @@ def resume(
         timeout_s=timeout_s,
         cluster=address,
         security=security,
-        # not in the schema: the note the run wrote says which path it timed through
-        transport="dask"
-        if any(n.endswith("(--transport dask)") for n in partial.notes)
-        else "direct",
+        transport=c.transport or "direct",
     )
     opts = with_defaults(resume_options(partial, out_path, engine, catalog))
     validate(opts)

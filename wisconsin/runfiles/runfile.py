@@ -282,6 +282,10 @@ class RunConfig:
     # keeps batch scaleup to P <= cores, where each partition has a processor); None: the
     # same counts (every file before 2026-11-26).
     g_partitions: tuple[AtLeastOne, ...] | None = None
+    # shared-nothing: how timed statements were asked to reach the workers ("direct" or
+    # "dask"; a TLS cluster uses dask whatever was asked); "" elsewhere. Files before this
+    # field said it only in a note: the loader maps that note to it (_transport_from_notes).
+    transport: Literal["", "direct", "dask"] = ""
 
     def tables(self) -> list[tuple[str, int]]:
         """(kind, P) of every table the run measures, in kinds order."""
@@ -407,6 +411,19 @@ def _other_kind(data, name: str) -> str | None:
     return None
 
 
+def _transport_from_notes(data: dict) -> dict:
+    """A shared-nothing file from before `config.transport` said its transport in a note
+    only ("... (--transport dask)"): the fact, read from the sentence once, here."""
+    config = data.get("config")
+    if not isinstance(config, dict) or "transport" in config:
+        return data
+    if config.get("mode") != "shared-nothing":
+        return data
+    notes = data.get("notes") if isinstance(data.get("notes"), list) else []
+    dask = any(isinstance(n, str) and n.endswith("(--transport dask)") for n in notes)
+    return dict(data, config=dict(config, transport="dask" if dask else "direct"))
+
+
 def from_dict(data: dict, name: str = "") -> Run:
     other = _other_kind(data, name)
     if other:
@@ -419,6 +436,7 @@ def from_dict(data: dict, name: str = "") -> Run:
         )
     if version == 1:
         data = _migrate_v1(data)
+    data = _transport_from_notes(data)
     try:
         return jsonfields.convert(Run, data)
     except jsonfields.FieldError as exc:
