@@ -66,7 +66,7 @@ def test_remove_a_table_then_the_data_directory(data):
     assert r.exit_code == 0 and r.output.startswith(f"removed {data / 'F2'} (wisconsin table, ")
     assert sorted(p.name for p in data.iterdir()) == ["F1"]
     r = invoke("remove", data)
-    assert r.exit_code == 0 and "data directory: 1 tables" in r.output
+    assert r.exit_code == 0 and "data directory: 1 table, " in r.output
     assert not data.exists()
 
 

@@ -241,10 +241,10 @@ def remove(path: str | os.PathLike) -> list[str]:
             raise WisconsinError(
                 f"{p} holds {p / sorted(bad)[0]}, which wisconsin did not build: nothing removed"
             )
-        size = disk_bytes(p)
+        held = disk_bytes(p)
         with lock.hold(p.absolute().parent), lock.hold_tables([p]):
             shutil.rmtree(p)
-        return [f"removed {p} ({kind}, {size / 1e6:,.1f} MB)"]
+        return [f"removed {p} ({kind}, {size(held)})"]
     if (bad := _foreign(p)) is not None:
         raise WisconsinError(
             f"{p} holds {bad}, which wisconsin did not build: nothing removed (remove "
@@ -252,7 +252,7 @@ def remove(path: str | os.PathLike) -> list[str]:
         )
     if not any(e.name != lock.LOCK_FILE for e in p.iterdir()):
         raise WisconsinError(f"{p} holds nothing wisconsin built: nothing removed")
-    size = disk_bytes(p)
+    held = disk_bytes(p)
     probe = p / PROBE
     with lock.hold(p), lock.hold(probe) if probe.is_dir() else _nothing():
         tables = [
@@ -264,7 +264,8 @@ def remove(path: str | os.PathLike) -> list[str]:
         ]
         with lock.hold_tables(tables):  # refused if any is in use, before anything goes
             shutil.rmtree(p)
-    return [f"removed {p} (data directory: {len(tables)} tables, {size / 1e6:,.1f} MB)"]
+    n = len(tables)
+    return [f"removed {p} (data directory: {n} table{'s' * (n != 1)}, {size(held)})"]
 
 
 def _nothing():
