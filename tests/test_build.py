@@ -1,12 +1,11 @@
 """Building tables when things go wrong: a full disk."""
 
-import os
-import shutil
 import subprocess
 
 import pytest
 from click.testing import CliRunner
 
+from harness import tmpfs
 from wisconsin.cli import cli
 from wisconsin.store.lock import LOCK_FILE
 
@@ -14,19 +13,8 @@ from wisconsin.store.lock import LOCK_FILE
 @pytest.fixture
 def small_disk(tmp_path):
     """An 8 MB tmpfs: an honest full disk (needs root and mount)."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("a full disk is simulated with a tmpfs mount, which needs root")
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    r = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)], capture_output=True
-    )
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
-    try:
+    with tmpfs.mounted(tmp_path / "small", "8m") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], check=True)
 
 
 def test_a_size_that_does_not_fit_is_refused_before_anything_is_written(small_disk):
