@@ -73,10 +73,9 @@ def audit_file(path: str | os.PathLike) -> list:
     recomputed from the recorded sums and counts (not taken from its verdict), and the
     recorded verdict must agree with them. A run missing what its configuration asks for is
     incomplete: no rule of it passes."""
-    from wisconsin.analysis.audit import mark_incomplete
+    from wisconsin.analysis.audit import Rule, mark_incomplete
     from wisconsin.workloads.debitcredit import audit, independent, runfile
     from wisconsin.workloads.debitcredit.pipeline import DURABILITY
-    from wisconsin.workloads.wisconsin.audit import Rule
 
     run = runfile.load(path)
     gaps = runfile.missing(run)

@@ -13,18 +13,16 @@ from pathlib import Path
 
 import matplotlib
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from wisconsin import WisconsinError
 from wisconsin.analysis.metrics import Point, as_runs, compute_points, machine_cores
-from wisconsin.outputs import write_all
+from wisconsin.reports.figures import FORMATS, write_figures  # noqa: F401  (FORMATS: read here)
 from wisconsin.runfiles.runfile import Run
 from wisconsin.workloads.wisconsin import tandem
 from wisconsin.workloads.wisconsin.queries import QUERIES
 from wisconsin.workloads.wisconsin.runs import group_runs, load_runs
 
-FORMATS = ("png", "svg")
 KIND_NAME = {"F": "speedup", "G": "scaleup"}
 TANDEM_STYLE = {"VLX": ("s", "#777777"), "CLX": ("^", "#b08040")}
 # Fixed SVG id salt and no date so re-plotting the same run gives the same SVG.
@@ -152,23 +150,6 @@ def _subtitle(runs: list[Run]) -> str:
         f"{cfg.mode}, {where}, {machine_cores(run)} usable cores, DuckDB "
         f"{run.environment.duckdb}{cache}, {cfg.repeat} reps, {when}"
     )
-
-
-def write_figures(figs: Sequence[tuple[Path, Figure]], *, force: bool = False) -> list[Path]:
-    """Write each (path without suffix, figure) as PNG and SVG, all or none (outputs.write_all);
-    an existing file is refused unless force. Return the paths."""
-    todo = [
-        (fig, base.with_name(f"{base.name}.{ext}"), ext) for base, fig in figs for ext in FORMATS
-    ]
-
-    def draw(i: int, tmp: Path) -> None:
-        fig, _, ext = todo[i]
-        FigureCanvasAgg(fig)
-        meta = {"Date": None} if ext == "svg" else {"Software": None}
-        fig.savefig(tmp, format=ext, metadata=meta, dpi=110)
-
-    targets = [final for _, final, _ in todo]
-    return write_all(targets, draw, force=force, hint=" (plot --force replaces it)")
 
 
 def figures(runs: Run | Sequence[Run]) -> list[tuple[str, Figure]]:
