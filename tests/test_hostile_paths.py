@@ -61,7 +61,7 @@ def test_generate_again_finds_the_table_under_its_own_name(root, name):
     res = _cli(root, "generate", "--kind", "F", "--rows", ROWS, "--partitions", "1",
                "--data", data)  # fmt: skip
     assert res.exit_code == 0, res.output
-    assert f"{Path(data) / 'F1'}: 2,000 rows in 1 partitions (already built)" in res.output
+    assert f"{Path(data) / 'F1'}: 2,000 rows in 1 partition (already built)" in res.output
     _nothing_stray(root)
 
 

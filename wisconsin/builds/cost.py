@@ -183,7 +183,8 @@ def _duration(s: float) -> str:
 def describe(e: Estimate, disk: bool = True) -> str:
     """One line: what the build will cost (disk: with the tables' size on disk)."""
     return (
-        f"cost: {', '.join(e.tables)}: {e.rows:,} rows in {e.partitions} partitions, "
+        f"cost: {', '.join(e.tables)}: {e.rows:,} rows in {e.partitions} "
+        f"partition{'s' * (e.partitions != 1)}, "
         + (
             f"~{size(e.files_bytes)} of tables on disk ({size(e.free_bytes)} free), "
             if disk

@@ -103,7 +103,8 @@ def generate(
         sizes = sorted({p.rows for p in m.parts})
         if len(sizes) > 1:  # the rows do not divide evenly: say how they were split
             note += f" of {sizes[0]:,}-{sizes[-1]:,} rows (uneven: {m.rows:,} / {m.partitions})"
-        click.echo(f"{Path(data_dir) / m.name}: {m.rows:,} rows in {m.partitions} partitions{note}")
+        parts = f"{m.partitions} partition{'s' * (m.partitions != 1)}"
+        click.echo(f"{Path(data_dir) / m.name}: {m.rows:,} rows in {parts}{note}")
     if result.rows_built:
         click.echo(
             f"built {result.built_partitions} partition{'s' * (result.built_partitions != 1)} "

@@ -173,6 +173,10 @@ def _run_state(p: Path, kind: str) -> str:
     return status if isinstance(status, str) else "unreadable"
 
 
+def _natural(name: str) -> list:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
 def walk(root: Path, verify: bool = True, depth: int = 4) -> Iterator[Item]:
     """Everything the tool built under root, tables before the files beside them."""
     root = Path(root)
@@ -185,8 +189,8 @@ def walk(root: Path, verify: bool = True, depth: int = 4) -> Iterator[Item]:
             raise WisconsinError(f"{root}: not a table, run file or directory of the tool's")
         yield Item(root, kind, disk_bytes(root), _run_state(root, kind))
         return
-    try:
-        entries = sorted(root.iterdir())
+    try:  # F2 before F16: numbers in names sort as numbers
+        entries = sorted(root.iterdir(), key=lambda e: _natural(e.name))
     except OSError as exc:
         raise WisconsinError(f"cannot read {root}: {exc.strerror or exc}") from None
     for e in entries:
