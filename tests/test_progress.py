@@ -36,13 +36,39 @@ def test_time_left_is_told_from_the_phase_so_far():
     phase.update(50, 100)
     assert phase.remaining() == "~10 s left"
     clock.t = 40.0
-    assert phase.update(40, 400) is True  # another total: a new phase, counted from here
+    assert phase.update(40, 400) is True  # done went back: a new phase, counted from here
     clock.t = 41.0
     assert phase.remaining() == ""  # nothing done in it yet
     phase.update(80, 400)
     clock.t = 50.0
     assert phase.remaining() == "~80 s left"  # 40 in 10 s, 320 to go at that rate
     assert phase.update(10, 400) is True  # done went back: a new phase
+    clock.t = 60.0
+    assert phase.update(20, 400) is False
+    assert phase.update(20, 60) is False  # the total revised (a budget): the same phase
+    assert phase.remaining() == "~40 s left"  # 10 in 10 s, 40 to go
+
+
+def test_the_rounds_expected_shrink_to_what_the_time_budget_holds(monkeypatch):
+    """The progress total was the most rounds the stop rule allows: a 13-minute bench said
+    '~19 min left'. With a time budget it is the rounds the time left holds at the last
+    round's pace, never fewer than --min-reps, never more than --max-reps."""
+    from types import SimpleNamespace
+
+    from wisconsin.measure.execution import Loop
+
+    opts = SimpleNamespace(reps=(3, 40), cache="warm", time_budget_s=100.0)
+    state = SimpleNamespace(rounds=[{"index": i} for i in (1, 2)], done_in_round=lambda i: {"a"})
+    loop = Loop(state, {}, [SimpleNamespace(label="a")], opts, 0, None, elapsed_before=10.0)
+    assert loop.expected_total() == 40  # no round timed yet: the most the rule allows
+    monkeypatch.setattr("time.perf_counter", lambda: 30.0)
+    loop._started, loop._round_s = 0.0, 20.0  # 40 s used (10 before): 60 s hold 3 more
+    assert loop.expected_total() == 2 + 3
+    loop._round_s = 100.0  # none fits: still --min-reps
+    assert loop.expected_total() == 3
+    loop.opts = SimpleNamespace(reps=(3, 4), cache="cold", time_budget_s=1000.0)
+    loop._round_s = 1.0
+    assert loop.expected_total() == 4 + 1  # --max-reps, and the warm-up round of a cold run
 
 
 def test_piped_lines_say_each_phase_and_at_most_one_per_interval(monkeypatch):

@@ -305,8 +305,9 @@ LOG_EVERY_S = 10.0
 
 
 class _Phase:
-    """Where the job is in its current phase (a build, a run's rounds): callers count (done,
-    total) within one phase, so a new phase starts when the total changes or done goes back."""
+    """Where the job is in its current phase (a build, a run's rounds): callers count done
+    within one phase, so a new phase starts when done goes back (or the first time). The
+    total may be revised within a phase (a run's rounds, as its time budget runs out)."""
 
     def __init__(self) -> None:
         import time
@@ -316,7 +317,7 @@ class _Phase:
 
     def update(self, done: int, total: int) -> bool:
         """True when this update starts a new phase."""
-        new = total != self.total or done < self.done
+        new = self.total < 0 or done < self.done
         if new:
             self.started, self.base = self.clock(), done
         self.done, self.total = done, total

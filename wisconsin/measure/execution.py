@@ -219,6 +219,22 @@ class Loop:
     new_block: Callable[[], float | None] | None = None  # fresh workers: their start seconds
     done: int = 0
     _fresh_s: float | None = None  # recorded with the next round (the block's first)
+    _started: float | None = None  # perf_counter when loop() began
+    _round_s: float = 0.0  # the last round's seconds (0: none yet)
+
+    def expected_total(self) -> int:
+        """Executions the rounds will take, for the progress display: the most the stopping
+        rule allows (--max-reps), or, with a time budget, no more rounds than the time left
+        holds at the last round's pace (at least --min-reps)."""
+        lo, hi = self.opts.reps
+        cold = self.opts.cache == CacheState.COLD
+        rounds = hi
+        budget = self.opts.time_budget_s
+        if budget and self._round_s > 0 and self._started is not None:
+            left = budget - self.elapsed_before - (time.perf_counter() - self._started)
+            fit = self.timed_rounds_done() + int(max(0.0, left) / self._round_s)
+            rounds = min(hi, max(lo, fit))
+        return len(self.steps) * (rounds + cold)
 
     @property
     def block_rounds(self) -> int:
@@ -249,7 +265,7 @@ class Loop:
             )  # fmt: skip
             self._fresh_s = None
         done = st.done_in_round(index)
-        total = len(self.steps) * (self.opts.reps[1] + (self.opts.cache == CacheState.COLD))
+        total = max(self.expected_total(), self.done + len(self.steps))
         current, open_s = None, 0.0
         try:
             for pos, step in enumerate(order):
@@ -291,10 +307,10 @@ class Loop:
         o = self.opts
         lo, hi = o.reps
         k = self.block_rounds or 1
-        start = time.perf_counter()
+        start = self._started = time.perf_counter()
         last = 0.0
         if o.cache == CacheState.COLD and o.warmup > 0:
-            last = self.run_round(0)
+            last = self._round_s = self.run_round(0)
         while True:
             interrupts.check()  # before the stopping rule can call a run complete
             n = self.timed_rounds_done()
@@ -318,4 +334,4 @@ class Loop:
                     return reason
                 if n > 0 and self.block_rounds and self.new_block is not None:
                     self._fresh_s = self.new_block()
-            last = self.run_round(n + 1)
+            last = self._round_s = self.run_round(n + 1)
