@@ -174,16 +174,21 @@ def compare(run_a, run_b, force, fmt, more_a, more_b, fail_slower) -> None:
             sys.exit(1)
 
 
+def _text_or_json(help_text: str):
+    """--format text|json (audit, history)."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json"]),
+        default="text",
+        show_default=True,
+        help=help_text,
+    )
+
+
 @click.command()
 @click.argument("run_file", type=click.Path())
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json: the overall verdict and each rule's verdict, detail and figures.",
-)
+@_text_or_json("json: the overall verdict and each rule's verdict, detail and figures.")
 def audit(run_file, fmt) -> None:
     """Re-check a run file alone: every measurement rule (Wisconsin), or every audit
     invariant recomputed from its figures (DebitCredit); exit 1 unless every rule passes
@@ -209,14 +214,7 @@ def _run_files(paths, verb: str, ab: bool = False) -> None:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json: every series, run and flagged change.",
-)
+@_text_or_json("json: every series, run and flagged change.")
 def history(paths, fmt) -> None:
     """Each point's median time across Wisconsin run files (or the run files in directories),
     in date order, with its commit; a change from one run to the next is flagged only where

@@ -314,6 +314,14 @@ def kind_of(path: str | os.PathLike) -> str | None:
     return file_kind(p) if p.is_file() else None
 
 
+def _not_a_run_file(p: Path) -> str | None:
+    """The kinds a reading verb must not take that a file's name or head tells, without
+    parsing it (the verb's reader parses it next): a journal, a/b file; else None."""
+    if p.name.endswith(".json.journal"):
+        return "run journal"
+    return "a/b file" if p.is_file() and abfile.is_ab_file(p) else None
+
+
 def require_kind(
     path: str | os.PathLike, takes: tuple[str, ...], verb: str, what: str = "a run file"
 ) -> None:
@@ -321,7 +329,8 @@ def require_kind(
     take, naming what it is and which command reads it. Paths of no known kind pass: the
     verb's own reader says what is wrong with them."""
     p = Path(path)
-    kind = kind_of(p)
+    # a file is read once, by the verb's own reader: only its name and head are looked at
+    kind = kind_of(p) if p.is_dir() else _not_a_run_file(p)
     if kind is None and p.is_dir():
         raise WisconsinError(f"{p} is a directory, not {what} (`{verb}` takes files)")
     if kind is None or kind in takes:
