@@ -57,6 +57,11 @@ and compare the exit codes and the outputs with what the pre-move code gave (the
 beside the fixtures). Report and audit only read the run file, so nothing is masked; the
 json report is compared parsed, floats to 9 significant digits.
 
+The same tests read two run files written just before issue 44 (tests/fixtures/before-44/,
+its README.md says how), and also compare their markdown and csv reports and Wisconsin's
+verdict block: the issue turned sentences into fields and moved code between layers, and
+must change nothing a reader sees.
+
 WISCONSIN_REGEN_GOLDEN=1 rewrites the golden files (only after an intended change).
 """
 
@@ -80,8 +85,13 @@ REGEN = os.environ.get("WISCONSIN_REGEN_GOLDEN") == "1"
 # tests/fixtures/mainline/README.md says how), their schema version, and the exit codes
 # that code gave for `report`, `report --format json` and `audit` of each.
 FIXTURES = {
-    "wisconsin-run.json": {"schema": 2, "report": 0, "json": 0, "audit": 1},
-    "debitcredit-run.json": {"schema": 1, "report": 0, "json": 0, "audit": 1},
+    "mainline/wisconsin-run.json": {"schema": 2, "report": 0, "json": 0, "audit": 1},
+    "mainline/debitcredit-run.json": {"schema": 1, "report": 0, "json": 0, "audit": 1},
+    # written by commit c44ccba, the last before issue 44 moved prose into fields and
+    # commands into the workloads (tests/fixtures/before-44/README.md): also their
+    # markdown and csv reports
+    "before-44/wisconsin-run.json": {"schema": 2, "report": 0, "json": 0, "audit": 1},
+    "before-44/debitcredit-run.json": {"schema": 2, "report": 0, "json": 0, "audit": 1},
 }
 
 QUERY_LABELS = ("Table Scan", "Select & Insert", "Average", "Update", "Join")
@@ -275,7 +285,7 @@ def _rounded(x):
 @pytest.fixture(params=sorted(FIXTURES))
 def mainline(request):
     """(path, expected exit codes) of one run file written before the move."""
-    path = request.config.rootpath / "tests/fixtures/mainline" / request.param
+    path = request.config.rootpath / "tests/fixtures" / request.param
     return path, FIXTURES[request.param]
 
 
@@ -295,7 +305,7 @@ def test_mainline_report_text(mainline):
     assert result.stderr == ""
     # a report only reads its run file: nothing of it depends on this machine or the time
     body = result.stdout
-    if path.stem.startswith("wisconsin"):
+    if path.stem.startswith("wisconsin") and path.parent.name == "mainline":
         head, _, body = body.partition("\n\n")
         assert head.startswith("Verdict\n=======\n"), head
     assert body == _expect(path.with_suffix(".report.txt"), body)
@@ -316,3 +326,15 @@ def test_mainline_audit(mainline):
     assert result.exit_code == expected["audit"], (result.output, result.exception)
     assert result.stderr == ""
     assert result.stdout == _expect(path.with_suffix(".audit.txt"), result.stdout)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "csv"])
+@pytest.mark.parametrize("name", ["wisconsin-run.json", "debitcredit-run.json"])
+def test_before_44_report_formats(request, name, fmt):
+    """The markdown and csv reports of a run file written before issue 44, unchanged."""
+    path = request.config.rootpath / "tests/fixtures/before-44" / name
+    result = _invoke(["report", "--format", fmt, str(path)])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert result.stderr == ""
+    suffix = {"markdown": ".report.md", "csv": ".report.csv"}[fmt]
+    assert result.stdout == _expect(path.with_suffix(suffix), result.stdout)
