@@ -46,8 +46,16 @@ class Interval:
     wide: bool
 
 
-def _tq(df):
-    return stats.t.ppf(0.5 + LEVEL / 2, df)
+def t_quantile(df, q: float = 0.5 + LEVEL / 2):
+    """Student's t quantile q with df degrees of freedom (vectorised over df): by default
+    the two-sided 95% one every t-interval here is built from. The one place it is taken."""
+    return stats.t.ppf(q, df)
+
+
+def mean_half_width(x: np.ndarray):
+    """Half-width of the t-interval of the mean of x (over its last axis, df = n - 1)."""
+    n = x.shape[-1]
+    return t_quantile(n - 1) * x.std(-1, ddof=1) / np.sqrt(n)
 
 
 def log_t_ratio(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -66,7 +74,7 @@ def log_t_ratio(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarra
         df = se2**2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
     # Identical repetitions: zero variance, zero width (df is then undefined).
     df = np.where(np.isfinite(df), df, na + nb - 2)
-    return centre, _tq(df) * np.sqrt(se2)
+    return centre, t_quantile(df) * np.sqrt(se2)
 
 
 def log_t_mean(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +83,7 @@ def log_t_mean(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = lx.shape[-1]
     if n < 2:
         return lx.mean(-1), np.full(np.shape(lx.mean(-1)), np.nan)
-    return lx.mean(-1), _tq(n - 1) * lx.std(-1, ddof=1) / np.sqrt(n)
+    return lx.mean(-1), mean_half_width(lx)
 
 
 def _pool(value: float, parts: list[tuple[float, float]]) -> Interval:
@@ -89,7 +97,7 @@ def _pool(value: float, parts: list[tuple[float, float]]) -> Interval:
     else:
         # Runs are the replicates: the t-interval over their estimates ...
         centre = cs.mean()
-        half = _tq(len(cs) - 1) * cs.std(ddof=1) / np.sqrt(len(cs))
+        half = mean_half_width(cs)
         # ... widened to hold every run's own interval (few runs estimate the between-run
         # variance badly; pooling must not hide a run's own uncertainty).
         lo = min(centre - half, *(c - h for c, h in parts))
@@ -142,7 +150,7 @@ def _block_interval(value: float, logs: np.ndarray) -> Interval:
     """t-interval over per-block log estimates around value (kept inside it)."""
     if logs.size < 2:
         return Interval(value, None, None, False)
-    half = _tq(logs.size - 1) * logs.std(ddof=1) / np.sqrt(logs.size)
+    half = mean_half_width(logs)
     lo_v = min(float(np.exp(logs.mean() - half)), value)
     hi_v = max(float(np.exp(logs.mean() + half)), value)
     return Interval(value, lo_v, hi_v, bool(hi_v - lo_v > WIDE_FRACTION * abs(value)))
