@@ -88,3 +88,11 @@ def holm(ps: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
         out[i] = running
     return out
+
+
+def verdict_of(significant: bool, ratio: float) -> str:
+    """A point's or curve's word from its test and its T_B/T_A; a ratio of exactly 1 is
+    neither slower nor faster, whatever the test says."""
+    if not significant or ratio == 1:
+        return "cannot tell apart"
+    return "B slower" if ratio > 1 else "B faster"

@@ -22,6 +22,7 @@ therefore widens the interval, and pooling can never make it narrower than any o
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -182,6 +183,17 @@ def median(xs) -> float | None:
     """The median of the values given, Nones left out; None if there are none."""
     vals = [float(x) for x in xs if x is not None]
     return float(np.median(vals)) if vals else None
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    """exp(mean(log values)): the mean of ratios on the scale they multiply on."""
+    return float(np.exp(np.log(values).mean()))
+
+
+def smallest_permutation_p(n_a: int, n_b: int) -> float:
+    """The smallest two-sided p the permutation test can give n_a against n_b values: one
+    split of all C(n_a + n_b, n_a) as extreme as the observed, on either side."""
+    return 1.0 / math.comb(n_a + n_b, n_a) * 2
 
 
 def permutation_p(a: Sequence[float], b: Sequence[float]) -> float:
