@@ -572,36 +572,121 @@ def test_the_benchmarks_index_names_every_script():
     assert named - scripts == set(), "named in benchmarks/README.md, but not there"
 
 
+# Each statistic's one home (issue 44): the t-intervals are log_t_ratio (Welch's, of a
+# ratio), log_t_mean and mean_half_width (of a mean), all on t_quantile.
+STATISTIC_HOMES = {
+    "median": "analysis/stats.py",
+    "t_quantile": "analysis/stats.py",
+    "mean_half_width": "analysis/stats.py",
+    "log_t_ratio": "analysis/stats.py",
+    "log_t_mean": "analysis/stats.py",
+    "geometric_mean": "analysis/stats.py",
+    "permutation_p": "analysis/stats.py",
+    "holm": "analysis/significance.py",
+    "welch": "analysis/significance.py",
+    "block_test": "analysis/significance.py",
+}
+
+
 def test_each_statistic_is_defined_once_in_analysis():
-    """One median, one Holm adjustment, one Welch test, one block test (issue 44): a second
-    definition anywhere in wisconsin/ fails, as does one outside analysis/."""
-    root = Path(__file__).resolve().parent.parent / "wisconsin"
+    """One median, one Holm adjustment, one Welch test, one block test, one t quantile and
+    one of each t-interval (issue 44): a second definition anywhere in wisconsin/ fails, as
+    does one outside analysis/. And a t distribution's quantile (`.ppf`) is taken in
+    t_quantile alone, so no interval elsewhere builds its own."""
     found: dict[str, list[str]] = {}
-    for path in root.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.FunctionDef):
-                name = node.name.lstrip("_")
-                if name in ("median", "holm", "welch", "block_test"):
-                    found.setdefault(name, []).append(path.relative_to(root).as_posix())
-    assert found == {
-        "median": ["analysis/stats.py"],
-        "holm": ["analysis/significance.py"],
-        "welch": ["analysis/significance.py"],
-        "block_test": ["analysis/significance.py"],
-    }
+    ppf: list[tuple[str, str, int]] = []
+    for path in _modules().values():
+        where = path.relative_to(SRC).as_posix()
+        for fn in ast.walk(_tree(path)):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            if (name := fn.name.lstrip("_")) in STATISTIC_HOMES:
+                found.setdefault(name, []).append(where)
+            ppf += [
+                (where, fn.name, c.lineno)
+                for c in ast.walk(fn)
+                if isinstance(c, ast.Call)
+                and isinstance(c.func, ast.Attribute)
+                and c.func.attr == "ppf"
+            ]
+    assert found == {name: [home] for name, home in STATISTIC_HOMES.items()}
+    assert [(where, fn) for where, fn, _ in ppf] == [("analysis/stats.py", "t_quantile")], ppf
 
 
-def test_the_cli_imports_no_private_name_of_another_module():
-    """Issue 44: commands imported _progress, _engine_config, ... from cli/options; a name
-    shared across modules is public."""
-    root = Path(__file__).resolve().parent.parent / "wisconsin" / "cli"
-    private = []
-    for path in root.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("wisconsin"):
-                private += [
-                    f"{path.name}: {a.name}"
-                    for a in node.names
-                    if a.name.startswith("_") and not a.name.startswith("__")  # dunders are public
-                ]
-    assert private == []
+# Modules that render: their names say so (report, html, plots, plot, figures, document,
+# timeline, compare_render), and those that only lay out a report's sections or a history
+# (verdict, analysis_sections, history). They format what analysis/ computed.
+RENDERING = (
+    "reports/document.py",
+    "reports/figures.py",
+    "reports/timeline.py",
+    "workloads/wisconsin/report.py",
+    "workloads/wisconsin/html.py",
+    "workloads/wisconsin/plots.py",
+    "workloads/wisconsin/compare_render.py",
+    "workloads/wisconsin/verdict.py",
+    "workloads/wisconsin/analysis_sections.py",
+    "workloads/wisconsin/history.py",
+    "workloads/debitcredit/report.py",
+    "workloads/debitcredit/plot.py",
+)
+# Called by any name or attribute (np.median, statistics.fmean, x.mean(), t.ppf, median):
+# numpy's, the statistics module's and scipy's statistics, and analysis's own.
+STATISTIC_CALLS = frozenset(
+    {"median", "nanmedian", "mean", "nanmean", "fmean", "average", "gmean", "std", "stdev"}
+    | {"pstdev", "var", "variance", "percentile", "quantile", "ppf", "sf", "cdf", "comb"}
+    | set(STATISTIC_HOMES)
+    | {"ratio_interval", "time_interval", "block_ratio_interval", "block_time_interval"}
+)
+
+
+def _statistics_computed(tree: ast.AST) -> list[str]:
+    """Where tree imports scipy or the statistics module, or calls a statistic."""
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import | ast.ImportFrom):
+            mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""]
+            out += [
+                f"{n.lineno}: imports {m}"
+                for m in mods
+                if m.split(".")[0] in ("scipy", "statistics")
+            ]
+        elif isinstance(n, ast.Call):
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if name in STATISTIC_CALLS:
+                out.append(f"{n.lineno}: {ast.unparse(n)[:60]}")
+    return out
+
+
+def test_no_rendering_module_computes_a_statistic():
+    """Issue 44: the comparison, the verdict block's figures and the history are computed in
+    analysis/; a module that renders imports no scipy or statistics module and calls no
+    statistic (a median, a mean, a spread, a quantile, a t quantile, a test, an interval)."""
+    found = []
+    for rel in RENDERING:
+        path = SRC / rel
+        assert path.is_file(), f"{rel} is gone: name the module that renders now"
+        found += [f"{rel}:{s}" for s in _statistics_computed(_tree(path))]
+    assert found == []
+
+
+def test_the_statistic_detector():
+    code = (
+        "from scipy import stats\n"  # 1
+        "import statistics as st\n"  # 2
+        "a = np.median(x)\n"  # 3
+        "b = xs.mean()\n"  # 4
+        "c = stats.t.ppf(0.975, 3)\n"  # 5
+        "d = median(p.time_median for p in ps)\n"  # 6
+        "e = p.time_median + fnum(p.median_s)\n"  # attributes and other calls: not statistics
+        "f = 'median'\n"
+    )
+    assert [s.split(":")[0] for s in _statistics_computed(ast.parse(code))] == [
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+    ]

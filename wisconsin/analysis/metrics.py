@@ -267,81 +267,94 @@ def compute_points(runs: Run | Sequence[Run]) -> list[Point]:
     """All points of one run or of several pooled runs of one configuration, ordered by
     kind (F, G), query (run-file order) and P."""
     runs = as_runs(runs)
-    run = runs[0]
-    cores = machine_cores(run)
+    cores = machine_cores(runs[0])
     points: list[Point] = []
-    for (kind, query), per_p in series(runs).items():
+    for per_p in series(runs).values():
         base = per_p[0]
-        base_times = [m.times for m in base]
-        t0 = stats.median([t for ts in base_times for t in ts])
-        for ms in per_p:
-            m = ms[0]
-            times = [x.times for x in ms]
-            flat = [t for ts in times for t in ts]
-            p = m.partitions / base[0].partitions
-            own = paired_blocks(runs, ms, ms)[0]
-            nblocks = len(own)
-            if m.partitions == base[0].partitions:
-                ratio = Ratio(1.0, None, None, False)  # 1 by definition: no interval
-            elif kind == "F":
-                ratio, nblocks = block_ratio(runs, base, ms)
-            else:
-                ratio, nblocks = block_ratio(runs, ms, base)
-            tmed = stats.median(flat)
-            if kind == "F":
-                ideal, eff, kf = p, efficiency(ratio.value, p), karp_flatt(ratio.value, p)
-            else:
-                ideal, eff, kf = 1.0, 1.0 / ratio.value, None
-            tint = (
-                stats.block_time_interval(own)
-                if len(own) >= 2 and blocked(runs)
-                else stats.time_interval(times)
-            )
-            b, note = bnd.point_bound(run, ms)
-            bratio = of_bound = None
-            beats = False
-            if b is not None:
-                bratio = t0 / b.time_s if kind == "F" else b.time_s / t0
-                of_bound = b.time_s / tmed
-                beats = (tint.hi if tint.hi is not None else tmed) < b.time_s
-            share, over = engine_share(ms), bnd.recorded_overhead(ms)
-            harness = measurement_harness(ms)
-            base_harness = harness if ms is base else measurement_harness(base)
-            pm, bm = pooled(ms), pooled(base)
-            points.append(
-                Point(
-                    query=query,
-                    kind=kind,
-                    table=m.table,
-                    P=m.partitions,
-                    P0=base[0].partitions,
-                    runs=len(ms),
-                    blocks=nblocks,
-                    reps=len(flat),
-                    time_median=tmed,
-                    time_min=min(flat),
-                    time_max=max(flat),
-                    time=tint,
-                    ratio=ratio,
-                    ideal=ideal,
-                    oversubscribed=bnd.threads(run, m.partitions) > cores,
-                    efficiency=eff,
-                    bound=b,
-                    bound_note=note,
-                    bound_ratio=bratio,
-                    of_bound=of_bound,
-                    beats_bound=beats,
-                    engine_share=share,
-                    overhead_s=over,
-                    harness=harness,
-                    base_harness=base_harness,
-                    karp_flatt=kf,
-                    startup=startup_delay(pm),
-                    worker_startup=float(np.median([x.startup_s for x in ms])),
-                    skew=skew(pm),
-                    interference=interference(pm, bm),
-                    cpu_util=cpu_utilisation(pm, cores),
-                    verified=all(r.verified for r in pm.repetitions),
-                )
-            )
+        t0 = stats.median([t for m in base for t in m.times])
+        points += [_point(runs, cores, base, t0, ms) for ms in per_p]
     return points
+
+
+def _point(
+    runs: Sequence[Run], cores: int, base: list[Measurement], t0: float, ms: list[Measurement]
+) -> Point:
+    """One P of a (kind, query) series: ms holds its measurement in every run, base P0's
+    (whose median time is t0)."""
+    run, m = runs[0], ms[0]
+    kind = m.kind
+    times = [x.times for x in ms]
+    flat = [t for ts in times for t in ts]
+    p = m.partitions / base[0].partitions
+    own = paired_blocks(runs, ms, ms)[0]
+    if m.partitions == base[0].partitions:
+        ratio, nblocks = Ratio(1.0, None, None, False), len(own)  # 1 by definition: no interval
+    elif kind == "F":
+        ratio, nblocks = block_ratio(runs, base, ms)
+    else:
+        ratio, nblocks = block_ratio(runs, ms, base)
+    tmed = stats.median(flat)
+    if kind == "F":
+        ideal, eff, kf = p, efficiency(ratio.value, p), karp_flatt(ratio.value, p)
+    else:
+        ideal, eff, kf = 1.0, 1.0 / ratio.value, None
+    tint = (
+        stats.block_time_interval(own)
+        if len(own) >= 2 and blocked(runs)
+        else stats.time_interval(times)
+    )
+    b, note = bnd.point_bound(run, ms)
+    harness = measurement_harness(ms)
+    return Point(
+        query=m.query,
+        kind=kind,
+        table=m.table,
+        P=m.partitions,
+        P0=base[0].partitions,
+        runs=len(ms),
+        blocks=nblocks,
+        reps=len(flat),
+        time_median=tmed,
+        time_min=min(flat),
+        time_max=max(flat),
+        time=tint,
+        ratio=ratio,
+        ideal=ideal,
+        oversubscribed=bnd.threads(run, m.partitions) > cores,
+        efficiency=eff,
+        bound=b,
+        bound_note=note,
+        **_against_bound(b, kind, t0, tmed, tint),
+        engine_share=engine_share(ms),
+        overhead_s=bnd.recorded_overhead(ms),
+        harness=harness,
+        base_harness=harness if ms is base else measurement_harness(base),
+        karp_flatt=kf,
+        **_causes(ms, base, cores),
+    )
+
+
+def _against_bound(b: bnd.Bound | None, kind: str, t0: float, tmed: float, tint) -> dict:
+    """Point's bound_ratio, of_bound and beats_bound: the best ratio the bound allows given
+    P0's median time t0, the share of it this point reaches, and whether its interval lies
+    wholly below it."""
+    if b is None:
+        return {"bound_ratio": None, "of_bound": None, "beats_bound": False}
+    return {
+        "bound_ratio": t0 / b.time_s if kind == "F" else b.time_s / t0,
+        "of_bound": b.time_s / tmed,
+        "beats_bound": (tint.hi if tint.hi is not None else tmed) < b.time_s,
+    }
+
+
+def _causes(ms: list[Measurement], base: list[Measurement], cores: int) -> dict:
+    """Point's causes of bending, over every run's repetitions pooled (and P0's, base)."""
+    pm, bm = pooled(ms), pooled(base)
+    return {
+        "startup": startup_delay(pm),
+        "worker_startup": float(np.median([x.startup_s for x in ms])),
+        "skew": skew(pm),
+        "interference": interference(pm, bm),
+        "cpu_util": cpu_utilisation(pm, cores),
+        "verified": all(r.verified for r in pm.repetitions),
+    }

@@ -28,7 +28,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from wisconsin.analysis.metrics import Point, as_runs
-from wisconsin.analysis.stats import median
+from wisconsin.analysis.stats import median, t_quantile
 from wisconsin.runfiles.runfile import Run
 
 NSTAR_DRAWS = 4000
@@ -100,7 +100,7 @@ def _fit(model: str, f, names, p0, bounds, n, y) -> Fit:
         warnings.simplefilter("ignore", optimize.OptimizeWarning)
         popt, pcov = optimize.curve_fit(f, n, y, p0=p0, bounds=bounds, maxfev=20000)
     df = n.size - k
-    tq = stats.t.ppf(0.975, df)
+    tq = t_quantile(df)  # 95%, two-sided
     params = []
     for i, name in enumerate(names):
         se = math.sqrt(pcov[i, i]) if np.isfinite(pcov[i, i]) else math.nan

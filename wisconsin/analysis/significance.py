@@ -52,7 +52,7 @@ def welch(
         df = (va + vb) ** 2 / denom if denom > 0 else na + nb - 2
         se = float(np.sqrt(se2))
         p = float(2 * sps.t.sf(abs(centre) / se, df))
-        half = float(sps.t.ppf(0.5 + stats.LEVEL / 2, df)) * se
+        half = float(stats.t_quantile(df)) * se
     value = float(np.exp(centre))
     lo, hi = float(np.exp(centre - half)), float(np.exp(centre + half))
     return Interval(value, lo, hi, bool(hi - lo > stats.WIDE_FRACTION * value)), p
@@ -76,10 +76,8 @@ def detectable(ratio: Interval, blocks_a: int, blocks_b: int, level: float) -> f
         return None
     half = math.log(hi / lo) / 2
     df = max(1, min(blocks_a, blocks_b) - 1)
-    from scipy import stats as sps
-
-    se = half / sps.t.ppf(0.5 + stats.LEVEL / 2, df)
-    return float(math.exp(sps.t.ppf(1 - level / 2, df) * se))
+    se = half / stats.t_quantile(df)
+    return float(math.exp(stats.t_quantile(df, 1 - level / 2) * se))
 
 
 def holm(ps: Sequence[float]) -> list[float]:
@@ -90,3 +88,11 @@ def holm(ps: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
         out[i] = running
     return out
+
+
+def verdict_of(significant: bool, ratio: float) -> str:
+    """A point's or curve's word from its test and its T_B/T_A; a ratio of exactly 1 is
+    neither slower nor faster, whatever the test says."""
+    if not significant or ratio == 1:
+        return "cannot tell apart"
+    return "B slower" if ratio > 1 else "B faster"

@@ -22,6 +22,7 @@ therefore widens the interval, and pooling can never make it narrower than any o
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -46,8 +47,16 @@ class Interval:
     wide: bool
 
 
-def _tq(df):
-    return stats.t.ppf(0.5 + LEVEL / 2, df)
+def t_quantile(df, q: float = 0.5 + LEVEL / 2):
+    """Student's t quantile q with df degrees of freedom (vectorised over df): by default
+    the two-sided 95% one every t-interval here is built from. The one place it is taken."""
+    return stats.t.ppf(q, df)
+
+
+def mean_half_width(x: np.ndarray):
+    """Half-width of the t-interval of the mean of x (over its last axis, df = n - 1)."""
+    n = x.shape[-1]
+    return t_quantile(n - 1) * x.std(-1, ddof=1) / np.sqrt(n)
 
 
 def log_t_ratio(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -66,7 +75,7 @@ def log_t_ratio(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarra
         df = se2**2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
     # Identical repetitions: zero variance, zero width (df is then undefined).
     df = np.where(np.isfinite(df), df, na + nb - 2)
-    return centre, _tq(df) * np.sqrt(se2)
+    return centre, t_quantile(df) * np.sqrt(se2)
 
 
 def log_t_mean(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +84,7 @@ def log_t_mean(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = lx.shape[-1]
     if n < 2:
         return lx.mean(-1), np.full(np.shape(lx.mean(-1)), np.nan)
-    return lx.mean(-1), _tq(n - 1) * lx.std(-1, ddof=1) / np.sqrt(n)
+    return lx.mean(-1), mean_half_width(lx)
 
 
 def _pool(value: float, parts: list[tuple[float, float]]) -> Interval:
@@ -89,7 +98,7 @@ def _pool(value: float, parts: list[tuple[float, float]]) -> Interval:
     else:
         # Runs are the replicates: the t-interval over their estimates ...
         centre = cs.mean()
-        half = _tq(len(cs) - 1) * cs.std(ddof=1) / np.sqrt(len(cs))
+        half = mean_half_width(cs)
         # ... widened to hold every run's own interval (few runs estimate the between-run
         # variance badly; pooling must not hide a run's own uncertainty).
         lo = min(centre - half, *(c - h for c, h in parts))
@@ -142,7 +151,7 @@ def _block_interval(value: float, logs: np.ndarray) -> Interval:
     """t-interval over per-block log estimates around value (kept inside it)."""
     if logs.size < 2:
         return Interval(value, None, None, False)
-    half = _tq(logs.size - 1) * logs.std(ddof=1) / np.sqrt(logs.size)
+    half = mean_half_width(logs)
     lo_v = min(float(np.exp(logs.mean() - half)), value)
     hi_v = max(float(np.exp(logs.mean() + half)), value)
     return Interval(value, lo_v, hi_v, bool(hi_v - lo_v > WIDE_FRACTION * abs(value)))
@@ -174,6 +183,17 @@ def median(xs) -> float | None:
     """The median of the values given, Nones left out; None if there are none."""
     vals = [float(x) for x in xs if x is not None]
     return float(np.median(vals)) if vals else None
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    """exp(mean(log values)): the mean of ratios on the scale they multiply on."""
+    return float(np.exp(np.log(values).mean()))
+
+
+def smallest_permutation_p(n_a: int, n_b: int) -> float:
+    """The smallest two-sided p the permutation test can give n_a against n_b values: one
+    split of all C(n_a + n_b, n_a) as extreme as the observed, on either side."""
+    return 1.0 / math.comb(n_a + n_b, n_a) * 2
 
 
 def permutation_p(a: Sequence[float], b: Sequence[float]) -> float:

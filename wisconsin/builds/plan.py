@@ -122,37 +122,13 @@ def build_tables(
     t0 = time.perf_counter()
     for spec in specs:
         store.validate_spec(spec)
-    if client is None:
-        from wisconsin.builds.local import LocalBuilds
-
-        jobs = default_jobs() if jobs is None else jobs
-        if jobs <= 0:
-            raise StoreError(f"jobs must be positive, got {jobs}")
-        data = Path(data_dir)
-        _check_cost(data, specs, jobs, announce, disk_said)
-        executor = LocalBuilds(data, jobs)
-    else:
-        from wisconsin.builds.dask_cluster import DaskBuilds
-
-        data = Path(data_dir).absolute()
-        executor = DaskBuilds(data, client, worker_data, timeout)
-
+    data, executor = _executor(
+        data_dir, specs, jobs, announce, disk_said, client, worker_data, timeout
+    )
     # Each table's own lock too: a table directory reached through a symlink from another
     # data directory is built by one command at a time.
     with lock.hold_tables((data / s.name for s in specs), create=True):
-        manifests: dict[str, Manifest] = {}
-        building: list[TableSpec] = []
-        for spec in specs:
-            existing = reuse_or_prepare(data / spec.name, spec)
-            # what a killed build or repair left (its lock is ours now: nothing is writing)
-            removed = leftovers.clear(data / spec.name, complete=existing is not None)
-            if removed and announce:
-                announce(leftovers.said(data / spec.name, removed))
-            if existing is not None:
-                manifests[spec.name] = existing
-            else:
-                executor.start_table(data / spec.name, spec)
-                building.append(spec)
+        manifests, building = _reuse_or_start(data, specs, executor, announce)
         reused_tables = tuple(manifests)
         done = executor.finished(building)
         reused_parts = len(done)
@@ -179,6 +155,43 @@ def build_tables(
         rows_built=rows_total,
         seconds=time.perf_counter() - t0,
     )
+
+
+def _executor(data_dir, specs, jobs, announce, disk_said, client, worker_data, timeout):
+    """(the data directory, what builds there): local processes (after the cost line and
+    the disk check), or the Dask cluster behind client."""
+    if client is None:
+        from wisconsin.builds.local import LocalBuilds
+
+        jobs = default_jobs() if jobs is None else jobs
+        if jobs <= 0:
+            raise StoreError(f"jobs must be positive, got {jobs}")
+        data = Path(data_dir)
+        _check_cost(data, specs, jobs, announce, disk_said)
+        return data, LocalBuilds(data, jobs)
+    from wisconsin.builds.dask_cluster import DaskBuilds
+
+    data = Path(data_dir).absolute()
+    return data, DaskBuilds(data, client, worker_data, timeout)
+
+
+def _reuse_or_start(data: Path, specs, executor, announce) -> tuple[dict, list[TableSpec]]:
+    """(the manifests of tables already built, the specs of those started on executor),
+    once what a killed build or repair left is cleared."""
+    manifests: dict[str, Manifest] = {}
+    building: list[TableSpec] = []
+    for spec in specs:
+        existing = reuse_or_prepare(data / spec.name, spec)
+        # what a killed build or repair left (its lock is ours now: nothing is writing)
+        removed = leftovers.clear(data / spec.name, complete=existing is not None)
+        if removed and announce:
+            announce(leftovers.said(data / spec.name, removed))
+        if existing is not None:
+            manifests[spec.name] = existing
+        else:
+            executor.start_table(data / spec.name, spec)
+            building.append(spec)
+    return manifests, building
 
 
 def _check_cost(data: Path, specs, jobs: int, announce, disk_said: bool = False) -> None:

@@ -127,8 +127,6 @@ def build_partition(
     hold the generated rows before it replaces anything, and a file already holding them is
     never replaced (the manifest may be what is wrong).
     """
-    import duckdb  # imported here: workers are spawned, and the coordinator may not need it
-
     from wisconsin.store import expect
 
     lo, hi = generator.partition_range(n, part, parts)
@@ -144,50 +142,9 @@ def build_partition(
     chosen_out = (
         pa.ipc.new_stream(str(selected_tmp), generator.arrow_schema()) if keep_selected else None
     )
-
-    def batches() -> Iterator[pa.RecordBatch]:
-        for b in generator.generate(n, seed, lo, hi, batch_rows=batch_rows):
-            digest.update(b)
-            chosen = answers.update(b)
-            if chosen_out is not None:
-                chosen_out.write_batch(chosen)
-            if progress is not None:
-                progress(b.num_rows)
-            yield b
-
-    # Keep the file's written pages from piling up in the page cache while DuckDB writes
-    # (pagecache.WrittenPagesDropper says why); drop_pages=False for benchmarks only.
-    dropping = pagecache.WrittenPagesDropper([tmp, Path(str(tmp) + ".wal")])
-    with dropping if drop_pages else contextlib.nullcontext():
-        con = duckdb.connect(db_path(tmp), config=config or build_config(memory_limit))
-        try:
-            con.execute("SET enable_progress_bar = false")  # workers must not draw on the terminal
-            con.execute("PRAGMA force_compression='uncompressed'")
-            # The PRIMARY KEY is added after the load: building its index over the loaded
-            # rows is faster than maintaining it row by row (docs/performance.md). A duplicate
-            # key still fails the build, at the ALTER instead of the INSERT.
-            con.execute(ddl(TABLE, primary_key=False))
-            con.execute(ddl(COPY_TABLE, primary_key=False))
-            con.register(
-                "generated_rows",
-                pa.RecordBatchReader.from_batches(generator.arrow_schema(), batches()),
-            )
-            con.execute(f"INSERT INTO {TABLE} SELECT * FROM generated_rows")
-            con.unregister("generated_rows")
-            con.execute(f"INSERT INTO {COPY_TABLE} SELECT * FROM {TABLE}")
-            for name in (TABLE, COPY_TABLE):
-                con.execute(f"ALTER TABLE {name} ADD PRIMARY KEY ({STORAGE['primary_key']})")
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
-            if chosen_out is not None:
-                chosen_out.close()
-    if digest.rows != hi - lo:
-        raise StoreError(f"partition {part}: generated {digest.rows} rows, expected {hi - lo}")
-    if not verify:
-        _replace(tmp, final)  # fsynced, renamed, directory fsynced
-    else:
-        _publish_verified(tmp, final, part, lo, hi, digest.hexdigest(), checksum)
+    rows = _generated(n, seed, (lo, hi), batch_rows, digest, answers, chosen_out, progress)
+    _write_file(tmp, config or build_config(memory_limit), rows, chosen_out, drop_pages)
+    _publish(tmp, final, part, (lo, hi), digest, checksum, verify)
     if chosen_out is not None:
         # before the marker: a finished partition has it
         atomic.publish(selected_tmp, selected, overwrite=True)
@@ -200,6 +157,86 @@ def build_partition(
         checksum=digest.hexdigest(),
         answers=answers.as_dict(),
     )
+    _write_marker(tdir, info, n, seed, parts, checksum)
+    return dataclasses.asdict(info)
+
+
+def _generated(
+    n: int,
+    seed: int,
+    span: tuple[int, int],
+    batch_rows: int,
+    digest: ContentDigest,
+    answers,
+    chosen_out,
+    progress: Callable[[int], None] | None,
+) -> Iterator[pa.RecordBatch]:
+    """The partition's rows (span: lo, hi) in batches, digested and answered on the way;
+    the selected rows also go to chosen_out when they are kept."""
+    for b in generator.generate(n, seed, *span, batch_rows=batch_rows):
+        digest.update(b)
+        chosen = answers.update(b)
+        if chosen_out is not None:
+            chosen_out.write_batch(chosen)
+        if progress is not None:
+            progress(b.num_rows)
+        yield b
+
+
+def _write_file(tmp: Path, config: dict, rows, chosen_out, drop_pages: bool) -> None:
+    """Both tables into a fresh DuckDB file at tmp; chosen_out (the selected rows, when
+    kept) is closed with it."""
+    import duckdb  # imported here: workers are spawned, and the coordinator may not need it
+
+    # Keep the file's written pages from piling up in the page cache while DuckDB writes
+    # (pagecache.WrittenPagesDropper says why); drop_pages=False for benchmarks only.
+    dropping = pagecache.WrittenPagesDropper([tmp, Path(str(tmp) + ".wal")])
+    with dropping if drop_pages else contextlib.nullcontext():
+        con = duckdb.connect(db_path(tmp), config=config)
+        try:
+            _load_tables(con, rows)
+        finally:
+            con.close()
+            if chosen_out is not None:
+                chosen_out.close()
+
+
+def _publish(tmp, final, part, span, digest: ContentDigest, checksum: str, verify) -> None:
+    """The written file into place once it holds every generated row; verify (repair):
+    read back first, and a file already holding the rows is never replaced."""
+    lo, hi = span
+    if digest.rows != hi - lo:
+        raise StoreError(f"partition {part}: generated {digest.rows} rows, expected {hi - lo}")
+    if not verify:
+        _replace(tmp, final)  # fsynced, renamed, directory fsynced
+    else:
+        _publish_verified(tmp, final, part, lo, hi, digest.hexdigest(), checksum)
+
+
+def _load_tables(con, rows: Iterator[pa.RecordBatch]) -> None:
+    """Both tables of a fresh file: the generated rows, then their copy, then the keys."""
+    con.execute("SET enable_progress_bar = false")  # workers must not draw on the terminal
+    con.execute("PRAGMA force_compression='uncompressed'")
+    # The PRIMARY KEY is added after the load: building its index over the loaded rows is
+    # faster than maintaining it row by row (docs/performance.md). A duplicate key still
+    # fails the build, at the ALTER instead of the INSERT.
+    con.execute(ddl(TABLE, primary_key=False))
+    con.execute(ddl(COPY_TABLE, primary_key=False))
+    con.register(
+        "generated_rows", pa.RecordBatchReader.from_batches(generator.arrow_schema(), rows)
+    )
+    con.execute(f"INSERT INTO {TABLE} SELECT * FROM generated_rows")
+    con.unregister("generated_rows")
+    con.execute(f"INSERT INTO {COPY_TABLE} SELECT * FROM {TABLE}")
+    for name in (TABLE, COPY_TABLE):
+        con.execute(f"ALTER TABLE {name} ADD PRIMARY KEY ({STORAGE['primary_key']})")
+    con.execute("CHECKPOINT")
+
+
+def _write_marker(
+    tdir: Path, info: PartitionInfo, n: int, seed: int, parts: int, checksum: str
+) -> None:
+    """The resume marker: the partition's entry and what it was built from."""
     marker = dataclasses.asdict(info) | {
         "n": n,
         "seed": seed,
@@ -207,8 +244,7 @@ def build_partition(
         "generator_version": generator.GENERATOR_VERSION,
         "checksum_of": checksum,
     }
-    write_json_atomic(tdir / marker_file(part), marker)
-    return dataclasses.asdict(info)
+    write_json_atomic(tdir / marker_file(info.index), marker)
 
 
 def finished_partition(table_dir: Path, spec: TableSpec, part: int) -> PartitionInfo | None:

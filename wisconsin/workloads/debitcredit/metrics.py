@@ -225,9 +225,9 @@ def batch_interval(step: Step) -> Interval:
     k = len(means)
     if k < 2:
         return Interval(rate, rate, rate, 1)
-    from scipy import stats as sps
+    from wisconsin.analysis.stats import t_quantile  # the 95% two-sided one
 
-    half = float(sps.t.ppf(0.975, k - 1)) * statistics.stdev(means) / math.sqrt(k)
+    half = float(t_quantile(k - 1)) * statistics.stdev(means) / math.sqrt(k)
     return Interval(rate, max(0.0, rate - half), rate + half, k)
 
 

@@ -29,13 +29,9 @@ TANDEM_STYLE = {"VLX": ("s", "#777777"), "CLX": ("^", "#b08040")}
 _RC = {"svg.hashsalt": "wisconsin", "font.size": 9}
 
 
-def _draw(ax: Axes, kind: str, query: str, pts: list[Point]) -> list[str]:
-    """One panel: our ratios with CIs, ideal, measured bound, Tandem's published ratios.
-    Returns its notes, for the caption (nothing is written over the data)."""
-    notes: list[str] = []
-    pts = sorted(pts, key=lambda p: p.P)
-    label = tandem.QUERY_LABELS.get(query, query)
-    xs_all = {p.P for p in pts}
+def _draw_tandem(ax: Axes, kind: str, query: str) -> set[int]:
+    """Tandem's published ratios of this query (dotted); returns their partition counts."""
+    xs_all: set[int] = set()
     for system in tandem.SYSTEMS:
         pub = tandem.published(system, kind, query)
         if pub:
@@ -51,64 +47,69 @@ def _draw(ax: Axes, kind: str, query: str, pts: list[Point]) -> list[str]:
                 markersize=4,
                 label=f"Tandem {system} 1989 (rel. P=2)",
             )
+    return xs_all
+
+
+def _draw_ideal_and_bound(ax: Axes, kind: str, pts: list[Point], xs_all: set[int]) -> list[str]:
+    """The ideal line over every partition count shown and the measured bound; returns why
+    there is no bound, for the caption."""
+    P0 = pts[0].P0
+    xs = sorted(xs_all | {P0})
+    ideal = [x / P0 if kind == "F" else 1.0 for x in xs]
+    ax.plot(xs, ideal, color="black", linewidth=0.8, linestyle="--", label="ideal")
+    bounded = [p for p in pts if p.bound_ratio is not None]
+    if not bounded:
+        return sorted({p.bound_note for p in pts if p.bound_note}) or ["bound not available"]
+    ax.plot(
+        [p.P for p in bounded],
+        [p.bound_ratio for p in bounded],
+        color="#c03030",
+        linewidth=1.2,
+        linestyle="-.",
+        label="measured bound (best possible here)",
+    )
+    return []
+
+
+def _draw_measured(ax: Axes, pts: list[Point]) -> None:
+    """Our ratios with their intervals, harness-dominated and oversubscribed points marked."""
+    ys = [p.ratio.value for p in pts]
+    # Points without an interval (one repetition) get a zero-length bar, not a fake one.
+    lo = [p.ratio.value - (p.ratio.lo if p.ratio.lo is not None else p.ratio.value) for p in pts]
+    hi = [(p.ratio.hi if p.ratio.hi is not None else p.ratio.value) - p.ratio.value for p in pts]
+    ax.errorbar(
+        [p.P for p in pts],
+        ys,
+        yerr=[lo, hi],
+        marker="o",
+        color="#1f5fbf",
+        capsize=3,
+        label=f"measured (rel. P0={pts[0].P0}, 95% CI)",
+    )
+    # marked: harness-dominated points (a grey x), oversubscribed ones (a red ring)
+    harness = [p for p in pts if p.harness or p.base_harness]
+    over = [p for p in pts if p.oversubscribed]
+    cross = {"marker": "x", "color": "#808080", "zorder": 6}
+    ring = {"facecolors": "none", "edgecolors": "#c03030", "linewidths": 1.2, "zorder": 5}
+    for marked, label, style in (
+        (harness, "harness-dominated point or base (not headline)", cross),
+        (over, "P > usable cores", ring),
+    ):
+        if marked:
+            xs, ys = [p.P for p in marked], [p.ratio.value for p in marked]
+            ax.scatter(xs, ys, s=90, label=label, **style)
+
+
+def _draw(ax: Axes, kind: str, query: str, pts: list[Point]) -> list[str]:
+    """One panel: our ratios with CIs, ideal, measured bound, Tandem's published ratios.
+    Returns its notes, for the caption (nothing is written over the data)."""
+    notes: list[str] = []
+    pts = sorted(pts, key=lambda p: p.P)
+    label = tandem.QUERY_LABELS.get(query, query)
+    xs_all = {p.P for p in pts} | _draw_tandem(ax, kind, query)
     if pts:
-        P0 = pts[0].P0
-        xs = sorted(xs_all | {P0})
-        ideal = [x / P0 if kind == "F" else 1.0 for x in xs]
-        ax.plot(xs, ideal, color="black", linewidth=0.8, linestyle="--", label="ideal")
-        bounded = [p for p in pts if p.bound_ratio is not None]
-        if bounded:
-            ax.plot(
-                [p.P for p in bounded],
-                [p.bound_ratio for p in bounded],
-                color="#c03030",
-                linewidth=1.2,
-                linestyle="-.",
-                label="measured bound (best possible here)",
-            )
-        else:
-            why = sorted({p.bound_note for p in pts if p.bound_note})
-            notes += why or ["bound not available"]
-        ys = [p.ratio.value for p in pts]
-        # Points without an interval (one repetition) get a zero-length bar, not a fake one.
-        lo = [
-            p.ratio.value - (p.ratio.lo if p.ratio.lo is not None else p.ratio.value) for p in pts
-        ]
-        hi = [
-            (p.ratio.hi if p.ratio.hi is not None else p.ratio.value) - p.ratio.value for p in pts
-        ]
-        ax.errorbar(
-            [p.P for p in pts],
-            ys,
-            yerr=[lo, hi],
-            marker="o",
-            color="#1f5fbf",
-            capsize=3,
-            label=f"measured (rel. P0={P0}, 95% CI)",
-        )
-        harness = [p for p in pts if p.harness or p.base_harness]
-        if harness:
-            ax.scatter(
-                [p.P for p in harness],
-                [p.ratio.value for p in harness],
-                s=90,
-                marker="x",
-                color="#808080",
-                zorder=6,
-                label="harness-dominated point or base (not headline)",
-            )
-        over = [p for p in pts if p.oversubscribed]
-        if over:
-            ax.scatter(
-                [p.P for p in over],
-                [p.ratio.value for p in over],
-                s=90,
-                facecolors="none",
-                edgecolors="#c03030",
-                linewidths=1.2,
-                zorder=5,
-                label="P > usable cores",
-            )
+        notes += _draw_ideal_and_bound(ax, kind, pts, xs_all)
+        _draw_measured(ax, pts)
     ax.set_xscale("log", base=2)
     ticks = sorted(xs_all)
     ax.set_xticks(ticks, [str(t) for t in ticks])

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wisconsin.analysis.metrics import Point, machine_cores
-from wisconsin.analysis.stats import median
+from wisconsin.analysis.verdict import bound_shares, top_points, why_it_bends
 from wisconsin.reports.document import Section, Table, fnum
 from wisconsin.runfiles.runfile import Run
 from wisconsin.workloads.wisconsin import tandem
@@ -55,8 +55,8 @@ def _pct(x: float | None) -> str:
 
 
 def _ratio_table(kind: str, pts: list[Point], ratio_cell) -> Table:
-    P = max(p.P for p in pts)
-    at = {p.query: p for p in pts if p.P == P}
+    top = top_points(pts)
+    P, at = top[0].P, {p.query: p for p in top}
     queries = [q for q in QUERIES if q in at] + sorted(set(at) - set(QUERIES))
     header = [f"{KIND_WORD[kind]} at P={P}", "ours [95% CI]", "ideal"]
     header += [f"Tandem {s}" for s in tandem.SYSTEMS] + ["of bound"]
@@ -72,14 +72,14 @@ def _ratio_table(kind: str, pts: list[Point], ratio_cell) -> Table:
 
 
 def _bound_line(top: list[Point], note: str) -> str:
-    shares = [p.of_bound for p in top if p.of_bound is not None]
-    if not shares:
+    shares = bound_shares(top)
+    if shares is None:
         return f"bound: {note.removeprefix('bound ') or 'not available'}"
-    lo, hi = min(shares), max(shares)
-    span = _pct(lo) if len(shares) == 1 else f"{_pct(lo)}-{_pct(hi)}"
+    lo, hi = shares.lo, shares.hi
+    span = _pct(lo) if shares.points == 1 else f"{_pct(lo)}-{_pct(hi)}"
     return (
         f"bound: at P = {top[0].P} the queries run at {span} of what this machine allows "
-        f"(median {_pct(median(shares))})"
+        f"(median {_pct(shares.median)})"
     )
 
 
@@ -108,47 +108,31 @@ def _blocks_line(top: list[Point], cfg) -> str:
 
 def bend_sentence(points: list[Point], cores: int) -> str:
     """Why the curve bends at the largest P, from the causes split (one sentence)."""
-    kind = "F" if any(p.kind == "F" for p in points) else "G"
-    pts = [p for p in points if p.kind == kind]
-    P = max(p.P for p in pts)
-    top = [p for p in pts if p.P == P]
-    P0 = top[0].P0
+    bend = why_it_bends(points, cores)
+    P, P0 = bend.P, bend.P0
     if P == P0:
         return "why it bends: one partition count only: no curve"
-    curve = "speedup" if kind == "F" else "scaleup"
-    harness = [p for p in top if p.harness]
-    if len(harness) == len(top):
+    curve = "speedup" if bend.kind == "F" else "scaleup"
+    if bend.harness_only:
         return (
             f"why it bends: at P = {P} every query is harness-dominated (engine share < 80% or "
             "time < 20x the harness overhead): the ratios measure dispatch more than DuckDB"
         )
-    eff = median(p.efficiency for p in top)
+    eff = bend.efficiency
     if eff is not None and eff >= BENDS_BELOW:
         return f"why it bends: it hardly does: median {curve} efficiency {eff:.2f} at P = {P}"
-    interf = median(p.interference for p in top)
-    skew = median(p.skew for p in top)
-    start = median(p.startup / p.time_median for p in top if p.startup and p.time_median > 0)
-    # Each cause as the share of the time it costs: interference I makes every partition
-    # 1/I as fast, skew S leaves the others idle 1 - 1/S of the slowest's time.
-    losses = {
-        "interference": None if interf is None else 1 - 1 / interf if interf > 0 else None,
-        "skew": None if skew is None or skew <= 0 else 1 - 1 / skew,
-        "start-up": start,
-    }
-    known = {k: v for k, v in losses.items() if v is not None}
-    if not known:
+    cause = bend.cause
+    if cause is None:
         return f"why it bends: not measured at P = {P} (no per-partition samples)"
-    cause = max(known, key=lambda k: known[k])
-    # Sharing cores alone slows each partition by (P / cores) over P0's own sharing.
-    sharing = max(1.0, P / cores) / max(1.0, P0 / cores)
+    sharing = bend.sharing
     shared = f" ({sharing:.1f}x from {P} partitions sharing {cores} cores)" if sharing > 1 else ""
     said = {
-        "interference": f"each partition runs {interf or 0:.1f}x slower than the same work at "
-        f"P = {P0}{shared}",
-        "skew": f"the slowest partition takes {skew or 0:.2f}x the mean",
-        "start-up": f"partitions wait {100 * (start or 0):.0f}% of the time to start",
+        "interference": f"each partition runs {bend.interference or 0:.1f}x slower than the "
+        f"same work at P = {P0}{shared}",
+        "skew": f"the slowest partition takes {bend.skew or 0:.2f}x the mean",
+        "start-up": f"partitions wait {100 * (bend.startup or 0):.0f}% of the time to start",
     }
-    rest = [k for k in known if k != cause]
+    rest = [k for k, _ in bend.losses if k != cause]
     tail = f"; {' and '.join(rest)} cost less" if rest else ""
     eff_text = f"efficiency {eff:.2f}" if eff is not None else "efficiency not measured"
     return f"why it bends ({curve} {eff_text} at P = {P}): {cause}: {said[cause]}{tail}"
@@ -169,8 +153,7 @@ def verdict_section(runs: Sequence[Run], points: list[Point], ratio_cell) -> Sec
     if not points:
         items.append("no timed repetitions: nothing to judge")
         return Section(TITLE, items)
-    P = max(p.P for p in points)
-    top = [p for p in points if p.P == P]
+    top = top_points(points)
     note = next((p.bound_note for p in top if p.bound_note), "")
     items.append(_bound_line(top, note))
     items.append(_cache_line(runs))
