@@ -12,8 +12,8 @@ from matplotlib.figure import Figure
 from wisconsin import WisconsinError
 from wisconsin.reports.figures import write_figures
 from wisconsin.workloads.debitcredit import metrics
-from wisconsin.workloads.debitcredit.report import tandem_scaleup
 from wisconsin.workloads.debitcredit.runfile import DebitCreditRun, load
+from wisconsin.workloads.debitcredit.tandem import tandem_scaleup
 
 _RC = {"svg.hashsalt": "wisconsin", "font.size": 9}
 
