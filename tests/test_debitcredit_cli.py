@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from harness.signals import sigint_default
@@ -271,3 +273,40 @@ def test_an_interrupted_bench_resumes_at_the_partition_count_it_reached(tmp_path
     run = load(path)
     assert [r.partitions for r in run.results] == [1, 2]
     assert all(r.audit.ok for r in run.results)
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json"])
+def test_report_formats_are_their_goldens_byte_for_byte(fmt):
+    """The report of a real bench's run file in each format. The goldens were printed by
+    the report before its layout moved into wisconsin.reports (issue 44): the move changed
+    no byte. WISCONSIN_REGEN_GOLDEN=1 rewrites them (only after an intended change)."""
+    from pathlib import Path
+
+    from wisconsin.workloads.debitcredit.report import report_files
+
+    here = Path(__file__).parent
+    golden = here / "golden" / f"debitcredit_run.{GOLDEN_SUFFIX[fmt]}"
+    got = report_files([here / "fixtures" / "debitcredit_run.json"], fmt).encode()
+    if os.environ.get("WISCONSIN_REGEN_GOLDEN") == "1":
+        golden.write_bytes(got)
+    assert got == golden.read_bytes()
+
+
+GOLDEN_SUFFIX = {"text": "txt", "markdown": "md", "csv": "csv", "json": "json"}
+
+
+def test_report_html_is_one_page_per_call_with_every_run(tmp_path):
+    """Two run files: one page, the second report's ids suffixed; an unknown format is
+    refused before any file is read."""
+    from pathlib import Path
+
+    from wisconsin import WisconsinError
+    from wisconsin.workloads.debitcredit.workload import report_files
+
+    run = Path(__file__).parent / "fixtures" / "debitcredit_run.json"
+    page = report_files([run, run], "html")
+    assert page.count("<!DOCTYPE html>") == 1 and page.count("<h1>DebitCredit OLTP") == 2
+    assert 'id="verdict"' in page and 'id="verdict-1"' in page
+    assert page.count("audit: fail (") == 2  # the audit re-checked from each file
+    with pytest.raises(WisconsinError, match="unknown report format 'pdf'"):
+        report_files([tmp_path / "absent.json"], "pdf")

@@ -1,6 +1,9 @@
-"""`wisconsin report --format html` loads in a real headless browser with every section."""
+"""`wisconsin report --format html` loads in a real headless browser with every section,
+for every workload (the page's shell is wisconsin.reports.html)."""
 
+import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -16,40 +19,58 @@ from wisconsin.workloads.wisconsin import html as whtml
 
 FIX = Path(__file__).parent / "fixtures"
 CHROMIUM = next((c for c in ("chromium", "chromium-browser") if shutil.which(c)), None)
-SECTIONS = (
-    "verdict",
-    "run-metadata",
-    "table2-speedup",
-    "table2-scaleup",
-    "measured-bound",
-    "machine-profile",
-    "scalability-card",
-    "audit",
-    "figures",
-    "timeline",
-)
+# Per workload: a run file, the page's sections, what its text holds, its least figures.
+PAGES = {
+    "wisconsin": (
+        FIX / "run_v2.json",
+        (
+            "verdict",
+            "run-metadata",
+            "table2-speedup",
+            "table2-scaleup",
+            "measured-bound",
+            "machine-profile",
+            "scalability-card",
+            "audit",
+            "figures",
+            "timeline",
+        ),
+        ("Tandem VLX", "USL sigma", "COST", 'id="fig-timeline-scan"', "Table Scan", "Tandem CLX"),
+        11,  # 10 ratio figures + overview (+ timelines)
+    ),
+    "debitcredit": (
+        FIX / "debitcredit_run.json",
+        ("verdict", "run-metadata", "oltp-scaleup", "scaled", "response-time", "notes", "audit"),
+        ("Tandem 1987", "not scaled", "P=2 invariants", "meets rule", "Independent check"),
+        2,  # the response-time curves and the OLTP scaleup
+    ),
+}
 
 
-@pytest.fixture(scope="module")
-def page(tmp_path_factory):
+@pytest.fixture(scope="module", params=sorted(PAGES))
+def page(request, tmp_path_factory):
+    """(workload, the page `wisconsin report --format html` prints for its run file)."""
     from click.testing import CliRunner
 
     from wisconsin.cli import cli
 
-    res = CliRunner().invoke(cli, ["report", "--format", "html", str(FIX / "run_v2.json")])
+    run = PAGES[request.param][0]
+    res = CliRunner().invoke(cli, ["report", "--format", "html", str(run)])
     assert res.exit_code == 0, res.output
     path = tmp_path_factory.mktemp("html") / "report.html"
     path.write_text(res.output)
-    return path
+    return request.param, path
 
 
 def test_page_is_self_contained_with_every_section(page):
-    text = page.read_text()
-    for sid in SECTIONS:
+    name, path = page
+    _, sections, holds, figures = PAGES[name]
+    text = path.read_text()
+    for sid in sections:
         assert f'id="{sid}"' in text, sid
-    assert "Tandem VLX" in text and "USL sigma" in text and "COST" in text
-    assert text.count("<svg") >= 11  # 10 ratio figures + overview (+ timelines)
-    assert 'id="fig-timeline-scan"' in text
+    for words in holds:
+        assert words in text, words
+    assert text.count("<svg") >= figures
     # nothing fetched from elsewhere
     assert not re.search(r'(src|href)=["\']?(https?:|//)', text)
     assert "<script" not in text
@@ -101,6 +122,7 @@ window.addEventListener('load', function () {
   out.interval = cell ? [cell.textContent, y(cell), cell.getBoundingClientRect().right] : null;
   const audit = v && v.querySelector('p.audit');
   out.audit = audit ? [audit.textContent, y(audit)] : null;
+  out.verdict = y(v);
   for (const c of doc.querySelectorAll('td, th')) {
     const text = c.textContent.slice(0, 60);
     if (c.scrollWidth > c.clientWidth + 1) out.clipped.push(['wider than its cell', text]);
@@ -144,42 +166,76 @@ def layout(page: Path, width: int, height: int, tmp: Path) -> dict:
     return json.loads(stdhtml.unescape(found.group(1)))
 
 
-@pytest.fixture(scope="module")
-def bench_page(tmp_path_factory):
-    """The page of the reference run in runs/: a default (calibrated, P = 1..16) bench."""
-    from wisconsin.workloads.wisconsin.report import report_files
+def steady_debitcredit(path: Path) -> None:
+    """The DebitCredit fixture with 30 s windows and steady per-second series: every tps and
+    scaleup cell then holds an interval, the widest the tables get."""
+    data = json.loads((FIX / "debitcredit_run.json").read_text())
+    rnd = random.Random(1)
+    for r in data["results"]:
+        for s in r["steps"]:
+            tps = s["throughput_tps"] or 10.0
+            s["duration_s"], s["in_window"] = 30.0, round(tps * 30)
+            s["throughput_tps"] = s["in_window"] / 30
+            s["tps_series"] = [max(0, round(rnd.gauss(tps, 0.03 * tps))) for _ in range(30)]
+            memory = [
+                [10**8 + rnd.randrange(1000) for _ in range(30)]
+                for _ in s["committed_by_partition"]
+            ]
+            s["memory_bytes"], s["temp_bytes"] = memory, [[0] * 30 for _ in memory]
+    path.write_text(json.dumps(data))
 
-    (run,) = Path(__file__).parent.parent.glob("runs/*-shared-nothing.json")
-    path = tmp_path_factory.mktemp("bench-html") / "report.html"
-    path.write_text(report_files([run], "html"))
-    return path
+
+@pytest.fixture(scope="module", params=sorted(PAGES))
+def bench_page(request, tmp_path_factory):
+    """A page at its widest: Wisconsin's of the reference run in runs/ (a default bench:
+    calibrated, P = 1..16), DebitCredit's of its fixture made steady (steady_debitcredit)."""
+    from wisconsin import workloads
+
+    tmp = tmp_path_factory.mktemp("bench-html")
+    if request.param == "wisconsin":
+        (run,) = Path(__file__).parent.parent.glob("runs/*-shared-nothing.json")
+    else:
+        run = tmp / "debitcredit-steady.json"
+        steady_debitcredit(run)
+    path = tmp / "report.html"
+    path.write_text(workloads.get(request.param).report_files([run], "html"))
+    return request.param, path
 
 
 @pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])  # a laptop, a phone
 def test_the_verdict_is_above_the_fold_and_no_cell_is_clipped(bench_page, tmp_path, width, height):
     _need_chromium()
-    got = layout(bench_page, width, height, tmp_path)
+    name, path = bench_page
+    got = layout(path, width, height, tmp_path)
     assert width - 20 <= got["width"] <= width  # the viewport, less a vertical scrollbar
-    text, bottom, right = got["interval"]  # a speedup with its interval
+    text, bottom, right = got["interval"]  # a speedup or scaleup with its interval
     assert re.fullmatch(r"\(?\d+\.\d\d \[\d+\.\d\d-\d+\.\d\d\]\)?h?[~*?!]*", text), text
     assert bottom <= 800 and right <= got["width"], got
-    audit, bottom = got["audit"]
+    audit, bottom = got["audit"]  # the verdict's last line
     assert re.match(r"audit: (pass|fail)", audit) and bottom <= 800, got
+    assert got["verdict"] <= 800, got
     assert got["clipped"] == []
     # figures beside their tables, long tables folded: the reference run's page was 17,837 px
     # tall at 1280 (13,205 at 390) when every figure stood alone below the tables
     assert got["height"] <= 6000 if width == 1280 else got["height"] <= 8000, got["height"]
+    if name == "debitcredit":  # what the verdict says
+        assert "P=2: 48.0 [47.5-48.5] tps with 95% within 1 s; scaleup 1.30" in path.read_text()
 
 
-def test_each_query_figure_sits_in_its_table_2_section(page):
-    text = page.read_text()
-    for sid, kind in (("table2-speedup", "speedup"), ("table2-scaleup", "scaleup")):
+def test_each_figure_sits_in_the_section_of_its_table(page):
+    name, path = page
+    text = path.read_text()
+    beside = {
+        "wisconsin": (("table2-speedup", "speedup-scan"), ("table2-scaleup", "scaleup-scan")),
+        "debitcredit": (("oltp-scaleup", "oltp-scaleup"), ("response-time", "response-time")),
+    }
+    for sid, fig in beside[name]:
         start = text.index(f'<section id="{sid}">')
         end = text.index("</section>", start)
-        assert f'id="fig-{kind}-scan"' in text[start:end] and 'class="figs"' in text[start:end]
-    # the long per-point sections are folded, Table 2 is open
-    assert re.search(r"<details><summary><h2>Measured bound", text)
-    assert re.search(r"<details open><summary><h2>Speedup \(F tables\)", text)
+        assert f'id="fig-{fig}"' in text[start:end] and 'class="figs"' in text[start:end]
+    if name == "wisconsin":  # the long per-point sections are folded, Table 2 is open
+        assert re.search(r"<details><summary><h2>Measured bound", text)
+        assert re.search(r"<details open><summary><h2>Speedup \(F tables\)", text)
 
 
 def test_the_probe_sees_a_clipped_cell_and_a_low_verdict(tmp_path):
@@ -194,24 +250,27 @@ def test_the_probe_sees_a_clipped_cell_and_a_low_verdict(tmp_path):
         "</section></body></html>"
     )
     got = layout(bad, 390, 844, tmp_path)
-    assert got["interval"][1] > 800 and got["audit"][1] > 800
+    assert got["interval"][1] > 800 and got["audit"][1] > 800 and got["verdict"] > 800
     assert got["clipped"] and got["clipped"][0][0] == "past the page and not in a scrolling box"
 
 
 def test_headless_chromium_loads_without_console_errors(page, tmp_path):
     _need_chromium()
+    name, path = page
     # The check itself works: a page that logs an error is caught.
     bad = tmp_path / "bad.html"
     bad.write_text("<html><body><script>console.error('boom')</script></body></html>")
     assert "boom" in _chromium(bad.as_uri(), "--dump-dom").stderr
-    res = _chromium(page.as_uri(), "--dump-dom")
+    res = _chromium(path.as_uri(), "--dump-dom")
     assert res.returncode == 0
     console = [ln for ln in res.stderr.splitlines() if "CONSOLE" in ln]
     assert console == []
     dom = res.stdout
-    for sid in SECTIONS:
+    _, sections, holds, _ = PAGES[name]
+    for sid in sections:
         assert f'id="{sid}"' in dom, sid
-    assert "Table Scan" in dom and "Tandem CLX" in dom
+    for words in holds:
+        assert words in dom, words
 
 
 def test_audit_section_without_audit_module(monkeypatch):

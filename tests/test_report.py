@@ -266,3 +266,41 @@ def test_a_ratio_against_a_harness_dominated_base_is_not_a_headline():
     data = json.loads(render_report([run], "json"))
     g2 = next(p for p in data["runs"][0]["points"] if (p["table"], p["query"]) == ("G2", "scan"))
     assert g2["harness"] is False and g2["base_harness"] is True and g2["headline"] is False
+
+
+def test_a_report_in_every_format_from_one_document():
+    """wisconsin.reports.report sets out what a workload put in a Report: the sections in
+    either layout, the data as json, the rows as csv (CRLF), the page with its verdict, the
+    audit (or why there is none) and the figures no section placed."""
+    from matplotlib.figure import Figure
+
+    from wisconsin.reports.document import SPACED, Section, Table
+    from wisconsin.reports.report import FORMATS, Page, Report, render
+
+    fig = Figure()
+    fig.add_subplot().plot([1, 2])
+    doc = [
+        Section("Title", ["a line\nits next line"]),
+        Section("Data", [Table(["P", "tps"], [["1", "9.5"], ["16", "10.25"]])], anchor="data"),
+    ]
+    page = Page(Section("Verdict", ["the answer", "audit: pass (2 rules)"]), None, {"f": fig})
+    rep = Report("A report", doc, {"k": [1]}, ["P", "ok"], [[1, True]], lambda: page)
+    assert render([rep], "text") == (
+        "Title\n=====\na line\nits next line\n\nData\n====\nP     tps\n--  -----\n"
+        "1     9.5\n16  10.25\n"
+    )
+    spaced = Report("A report", doc, {}, [], [], lambda: page, SPACED)
+    assert render([spaced], "text") == (
+        "Title\n\na line\nits next line\n\nData\n\n P    tps\n---------\n 1    9.5\n16  10.25\n"
+    )
+    assert "|---|---|" in render([spaced], "markdown")
+    assert "|:---|---:|" in render([rep], "markdown")
+    assert render([rep], "json") == '{\n "k": [\n  1\n ]\n}\n'
+    assert render([rep], "csv") == "P,ok\r\n1,True\r\n"
+    html = render([rep, rep], "html")
+    assert html.count("<!DOCTYPE html>") == 1 and html.index("the answer") < html.index("Data")
+    assert 'class="audit pass"' in html and "a line<br>its next line" in html
+    assert "audit: not available here" in html and 'id="fig-f"' in html and 'id="data-1"' in html
+    assert set(FORMATS) == {"text", "markdown", "csv", "json", "html"}
+    with pytest.raises(WisconsinError, match="unknown report format"):
+        render([rep], "pdf")

@@ -10,12 +10,10 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from wisconsin import WisconsinError
-from wisconsin.reports.figures import write_figures
+from wisconsin.reports.figures import RC, write_figures
 from wisconsin.workloads.debitcredit import metrics
-from wisconsin.workloads.debitcredit.report import tandem_scaleup
 from wisconsin.workloads.debitcredit.runfile import DebitCreditRun, load
-
-_RC = {"svg.hashsalt": "wisconsin", "font.size": 9}
+from wisconsin.workloads.debitcredit.tandem import tandem_scaleup
 
 
 def _curve(run: DebitCreditRun, fig: Figure) -> None:
@@ -108,7 +106,7 @@ def figures(run: DebitCreditRun) -> list[tuple[str, Figure]]:
     if not run.results:
         raise WisconsinError("DebitCredit run has no results to plot")
     out = []
-    with matplotlib.rc_context(_RC):
+    with matplotlib.rc_context(RC):
         for name, draw in (("response-time", _curve), ("oltp-scaleup", _scaleup)):
             fig = Figure(figsize=(5.5, 4.0))
             draw(run, fig)
@@ -121,7 +119,7 @@ def plot_run(
     run: DebitCreditRun, out_dir: str | os.PathLike, stem: str = "run", *, force: bool = False
 ) -> list[Path]:
     out = Path(out_dir)
-    with matplotlib.rc_context(_RC):
+    with matplotlib.rc_context(RC):
         return write_figures([(out / f"{stem}-{n}", f) for n, f in figures(run)], force=force)
 
 
@@ -137,5 +135,5 @@ def plot_files(
         p = Path(path)
         out = Path(out_dir) if out_dir is not None else p.parent
         figs += [(out / f"{p.stem}-{name}", fig) for name, fig in figures(load(p))]
-    with matplotlib.rc_context(_RC):
+    with matplotlib.rc_context(RC):
         return write_figures(figs, force=force)

@@ -49,9 +49,10 @@ def repair_table(table_dir: str | os.PathLike) -> list[str]:
 
 
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
+    """The page holds each run's audit (audit_file)."""
     from wisconsin.workloads.debitcredit.report import report_files
 
-    return report_files(paths, fmt)
+    return report_files(paths, fmt, audit=audit_file)
 
 
 def plot_files(paths: Sequence[str | os.PathLike], out_dir=None, force: bool = False) -> list[Path]:

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from wisconsin import WisconsinError
 from wisconsin.analysis.metrics import Point, as_runs, compute_points, machine_cores
 from wisconsin.reports.figures import FORMATS, write_figures  # noqa: F401  (FORMATS: read here)
+from wisconsin.reports.figures import RC as _RC
 from wisconsin.runfiles.runfile import Run
 from wisconsin.workloads.wisconsin import tandem
 from wisconsin.workloads.wisconsin.queries import QUERIES
@@ -25,8 +26,6 @@ from wisconsin.workloads.wisconsin.runs import group_runs, load_runs
 
 KIND_NAME = {"F": "speedup", "G": "scaleup"}
 TANDEM_STYLE = {"VLX": ("s", "#777777"), "CLX": ("^", "#b08040")}
-# Fixed SVG id salt and no date so re-plotting the same run gives the same SVG.
-_RC = {"svg.hashsalt": "wisconsin", "font.size": 9}
 
 
 def _draw_tandem(ax: Axes, kind: str, query: str) -> set[int]:
