@@ -13,6 +13,13 @@ A workload is a module with these entry points (imported on use, so `--help` sta
     compare_files(a, b, force, fmt) -> str  `wisconsin compare` (a, b: lists of run files)
     audit_file(path) -> [audit.Rule]      `wisconsin audit`
     slower_than(a, b, factor, force) -> str  (optional) `compare --fail-slower`: why B fails
+    BENCH_TAKES                           the `bench` options it reads (options.Takes): any
+                                          other given is refused in the entry's own words
+    bench(BenchOptions, Console) -> Outcome  `wisconsin bench --workload NAME`: the lines it
+                                          prints last, and where its disk went
+
+A command's options reach an entry point as one frozen object (wisconsin.workloads.options);
+the CLI only parses, calls the entry point and prints.
 
 The Wisconsin benchmark (`wisconsin.py`: the five batch queries of wisconsin/queries.py on
 F and G tables) is the first; DebitCredit (`debitcredit/`: OLTP scaleup) the second.
