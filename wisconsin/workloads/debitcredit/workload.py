@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wisconsin import WisconsinError
-from wisconsin.workloads.options import BenchOptions, Console, OptionError, Outcome, Takes
+from wisconsin.workloads.options import (
+    BenchOptions,
+    Console,
+    InfoOptions,
+    OptionError,
+    Outcome,
+    RepairOptions,
+    Takes,
+)
 
 DESCRIPTION = "OLTP scaleup: DebitCredit throughput at a response-time limit (docs/debitcredit.md)"
 
@@ -86,14 +94,29 @@ def owns_table(table_dir: str | os.PathLike) -> bool:
     return is_database(table_dir)
 
 
-def info_table(table_dir: str | os.PathLike) -> tuple[list[str], int]:
+# what `info` and `repair` read on a DebitCredit database (its files are checked whole, here)
+INFO_TAKES = Takes(
+    frozenset({"table_dir", "deep", "timeout", "tls_ca", "tls_cert", "tls_key"}),
+    "--cluster, --json and --no-verify are for Wisconsin tables",
+)
+REPAIR_TAKES = Takes(
+    frozenset({"table_dir", "quiet", "tls_ca", "tls_cert", "tls_key"}),
+    "--cluster and --jobs are for Wisconsin tables",
+)
+
+
+def info_table(
+    table_dir: str | os.PathLike, opts: InfoOptions | None = None
+) -> tuple[list[str], int]:
     """`wisconsin info` on a DebitCredit database: (lines, exit code)."""
     from wisconsin.workloads.debitcredit.tables import info
 
     return info(table_dir)
 
 
-def repair_table(table_dir: str | os.PathLike) -> list[str]:
+def repair_table(
+    table_dir: str | os.PathLike, opts: RepairOptions | None = None, console: Console | None = None
+) -> list[str]:
     """`wisconsin repair`: apply decided remote halves, then check the invariants."""
     from wisconsin.workloads.debitcredit.tables import repair
 

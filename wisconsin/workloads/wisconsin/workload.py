@@ -14,7 +14,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wisconsin import WisconsinError, atomic
-from wisconsin.workloads.options import BenchOptions, Console, Outcome, RunCommandOptions, Takes
+from wisconsin.workloads.options import (
+    BenchOptions,
+    Console,
+    InfoOptions,
+    Outcome,
+    RepairOptions,
+    RunCommandOptions,
+    Takes,
+)
 
 DESCRIPTION = "the batch queries (speedup on F tables, batch scaleup on G tables)"
 
@@ -63,6 +71,24 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
     from wisconsin.workloads.wisconsin.commands import bench
 
     return bench(opts, console)
+
+
+def info_table(
+    table_dir: str | os.PathLike, opts: InfoOptions | None = None
+) -> tuple[list[str], int]:
+    """`wisconsin info` on a table: its manifest and what the check found (lines, exit code)."""
+    from wisconsin.workloads.wisconsin.tables import info
+
+    return info(opts or InfoOptions(str(table_dir)))
+
+
+def repair_table(
+    table_dir: str | os.PathLike, opts: RepairOptions | None = None, console: Console | None = None
+) -> list[str]:
+    """`wisconsin repair`: rebuild the damaged partitions, settle an interrupted update."""
+    from wisconsin.workloads.wisconsin.tables import repair
+
+    return repair(opts or RepairOptions(str(table_dir)), console or Console())
 
 
 def run(opts: RunCommandOptions, progress=None) -> tuple:
