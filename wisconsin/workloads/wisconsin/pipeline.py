@@ -18,11 +18,7 @@ from wisconsin.runfiles import runfile
 from wisconsin.runfiles.runfile import Run
 from wisconsin.store import TableSpec, generator, lock
 from wisconsin.workloads.wisconsin import plots, report
-from wisconsin.workloads.wisconsin.presets import (
-    DEFAULT_TIME_BUDGET_S,  # noqa: F401
-    Preset,
-    get_preset,
-)
+from wisconsin.workloads.wisconsin.presets import Preset, get_preset
 
 CALIBRATED = "calibrated"  # bench's default: sizes from a probe of this machine
 BENCH_PARTITIONS = (1, 2, 4, 8, 16)
@@ -391,7 +387,7 @@ def bench(
             client=client,
             worker_data=worker_data,
             timeout=eng.timeout_s,
-            disk_said=True,  # bench said its one disk figure before (cli/bench.py)
+            disk_said=True,  # bench said its one disk figure before (commands._announcement)
         )
     finally:
         if client is not None:
