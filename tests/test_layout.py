@@ -690,3 +690,128 @@ def test_the_statistic_detector():
         "5",
         "6",
     ]
+
+
+def test_the_cli_imports_no_private_name_of_another_module():
+    """Issue 44: commands imported _progress, _engine_config, ... from cli/options; a name
+    shared across modules is public."""
+    root = Path(__file__).resolve().parent.parent / "wisconsin" / "cli"
+    private = []
+    for path in root.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("wisconsin"):
+                private += [
+                    f"{path.name}: {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")  # dunders are public
+                ]
+    assert private == []
+
+
+# --- 7. thin commands (issue 44) -------------------------------------------------------------
+
+MAX_COMMAND_LINES = 60
+CLI = SRC / "cli"
+
+
+def _is_command(fn: ast.FunctionDef) -> bool:
+    """Decorated by click's command or group (click.command(...), @cli.command, @group)."""
+    for d in fn.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name in ("command", "group"):
+            return True
+    return False
+
+
+def _long_commands(tree: ast.Module, limit: int) -> list[tuple[str, int]]:
+    """(name, lines from `def` to its end) of each command function over limit lines."""
+    return [
+        (n.name, n.end_lineno - n.lineno + 1)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        and _is_command(n)
+        and n.end_lineno - n.lineno + 1 > limit
+    ]
+
+
+def test_no_command_function_is_long():
+    """A command parses, calls one library function, prints: what takes longer is library
+    work (or printing to split out), not a command's."""
+    long = [
+        f"{_rel(path)}: {name}, {n} lines"
+        for path in sorted(CLI.rglob("*.py"))
+        for name, n in _long_commands(_tree(path), MAX_COMMAND_LINES)
+    ]
+    assert long == [], f"command functions over {MAX_COMMAND_LINES} lines"
+
+
+def _workload_comparisons(tree: ast.Module, names: tuple[str, ...]) -> list[int]:
+    """Lines comparing a value against a workload's name: a string constant that is one
+    (alone or in a tuple, list or set), or anything read from the registry's NAMES."""
+
+    def names_one(n: ast.AST) -> bool:
+        if isinstance(n, ast.Constant):
+            return n.value in names
+        if isinstance(n, ast.Tuple | ast.List | ast.Set):
+            return any(names_one(e) for e in n.elts)
+        return any(
+            isinstance(c, ast.Name | ast.Attribute)
+            and (c.id if isinstance(c, ast.Name) else c.attr) == "NAMES"
+            for c in ast.walk(n)
+        )
+
+    def compared(n: ast.AST) -> list[ast.AST]:
+        """What n compares a value against (a match's case value too)."""
+        if isinstance(n, ast.Compare):
+            return [n.left, *n.comparators]
+        return [n.value] if isinstance(n, ast.MatchValue) else []
+
+    return sorted(n.lineno for n in ast.walk(tree) if any(names_one(x) for x in compared(n)))
+
+
+def _workload_names() -> tuple[str, ...]:
+    """The registry's workload names (the keys of WORKLOADS in workloads/__init__.py)."""
+    for stmt in _tree(SRC / "workloads" / "__init__.py").body:
+        d = _definition(stmt)
+        if d and d[0] == "WORKLOADS" and isinstance(d[1], ast.Dict):
+            return tuple(k.value for k in d[1].keys if isinstance(k, ast.Constant))
+    return ()
+
+
+def test_the_cli_does_not_branch_on_a_workload():
+    """What differs between workloads is the workload entry's to say (its entry points, the
+    options it takes): the CLI never asks which workload it holds."""
+    names = _workload_names()
+    assert "wisconsin" in names and "debitcredit" in names
+    found = [
+        f"{_rel(path)}:{line}"
+        for path in sorted(CLI.rglob("*.py"))
+        for line in _workload_comparisons(_tree(path), names)
+    ]
+    assert found == [], "the CLI compares a value against a workload's name"
+
+
+def test_the_thin_command_detectors():
+    code = (
+        "import click\n"
+        "@click.command()\n"
+        "@click.option('--x')\n"
+        "def long(x):\n" + "    pass\n" * 60 + "@cli.command('short')\n"
+        "def short():\n"
+        "    pass\n"
+        "def helper():\n" + "    pass\n" * 70 + "if w == 'debitcredit':\n"  # line 139
+        "    pass\n"
+        "if name != workloads.NAMES[0]:\n"  # 141
+        "    pass\n"
+        "if w in ('a', 'wisconsin'):\n"  # 143
+        "    pass\n"
+        "if w == 'bench':\n"  # a command's name is not a workload's
+        "    pass\n"
+        "match w:\n"
+        "    case 'x' | 'debitcredit':\n"  # 148
+        "        pass\n"
+    )
+    tree = ast.parse(code)
+    assert _long_commands(tree, MAX_COMMAND_LINES) == [("long", 61)]
+    assert _workload_comparisons(tree, ("wisconsin", "debitcredit")) == [139, 141, 143, 148]

@@ -6,7 +6,7 @@ import shlex
 
 import click
 
-from wisconsin.cli.options import DEFAULT_OUT, progress_display
+from wisconsin.cli.options import DEFAULT_OUT, progress_display, usage_errors
 
 # ab decides these for both sides: each block is a run of --rounds rounds into the A/B file
 _OWN = ("resume_path", "out", "blocks", "repeat", "min_reps", "max_reps", "time_budget",
@@ -55,8 +55,9 @@ def ab(ctx, side_a, side_b, blocks, rounds, out, quiet) -> None:
     Every other option is a `run` option common to both sides (e.g. --data D --tables F
     --cache cold); --a and --b hold what differs. `wisconsin compare AB.json` compares the
     file again."""
-    from wisconsin.cli.run import run_command, run_options
+    from wisconsin.cli.run import run_command, run_command_options
     from wisconsin.measure.ab import run_ab
+    from wisconsin.workloads.wisconsin import workload
     from wisconsin.workloads.wisconsin.compare import compare_ab_file
 
     sides = []
@@ -75,7 +76,8 @@ def ab(ctx, side_a, side_b, blocks, rounds, out, quiet) -> None:
             raise click.UsageError(
                 f"ab sets {', '.join(given)} itself (use --blocks, --rounds, --out of ab)"
             )
-        sides.append(run_options(sub))
+        with usage_errors():
+            sides.append(workload.run_options(run_command_options(sub)))
     with progress_display(quiet) as progress:
         result, path = run_ab(
             *sides,

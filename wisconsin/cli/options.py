@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 import click
 
 from wisconsin import WisconsinError, engines, sqltext
+from wisconsin.workloads import options as command_options
 
 # --------------------------------------------------------------------------- parsing helpers
 
@@ -72,14 +73,8 @@ def cluster_options(worker_data: bool):
 
 def engine_target(cluster_address, mode, tls_ca, tls_cert, tls_key):
     """(address, Security) for EngineConfig, or (None, None) without --cluster."""
-    if cluster_address is None:
-        if tls_ca or tls_cert or tls_key:
-            raise click.UsageError("--tls-ca/--tls-cert/--tls-key need --cluster")
-        return None, None
-    engines.check_cluster(mode, cluster_address)
-    from wisconsin.cluster import resolve_target
-
-    return resolve_target(cluster_address, tls_ca, tls_cert, tls_key)
+    with usage_errors():
+        return command_options.engine_target(cluster_address, mode, (tls_ca, tls_cert, tls_key))
 
 
 # --------------------------------------------------------------------------- shared options
@@ -203,19 +198,6 @@ def refuse_with_repeat(ctx: click.Context) -> None:
         )
 
 
-def checked_max_reps(min_reps: int, max_reps: int) -> int:
-    """--max-reps as given, refused below --min-reps (before bench builds anything); left at
-    its default, at least --min-reps."""
-    source = click.get_current_context().get_parameter_source("max_reps")
-    if source == click.core.ParameterSource.DEFAULT:
-        return max(min_reps, max_reps)
-    if max_reps < min_reps:
-        raise click.BadParameter(
-            f"{max_reps} is below --min-reps {min_reps}", param_hint="'--max-reps'"
-        )
-    return max_reps
-
-
 # File systems held in memory: their pages cannot be evicted, so a cold read is impossible.
 UNEVICTABLE_FS = ("tmpfs", "ramfs")
 MOUNTS = "/proc/self/mounts"
@@ -279,26 +261,47 @@ def data_option(help_text: str):
     )
 
 
-def engine_config(
-    mode, partitions, memory_limit, timeout, cluster_address, tls, transport="direct"
-):
-    from wisconsin.engines import default_memory_limit
-    from wisconsin.engines.base import EngineConfig
-
-    address, security = engine_target(cluster_address, mode, *tls)
-    if not memory_limit and address:
-        from wisconsin.cluster import WORKER_MEMORY_LIMIT
-
-        # Decided on each worker, from its own memory limit: not the client's RAM.
-        memory_limit = WORKER_MEMORY_LIMIT
-    return EngineConfig(
-        memory_limit=memory_limit or default_memory_limit(mode, partitions),
-        memory_fraction=None if memory_limit else 0.6,  # default: RAM split per table's P
-        timeout_s=timeout,
-        cluster=address,
-        security=security,
-        transport=transport,
+def parsed(ctx: click.Context, cls, takes: command_options.Takes | None = None):
+    """The command's options as cls, the library's options object of the command (a field
+    per parameter, and `given`); any given option `takes` does not take is refused."""
+    given = tuple(
+        (p.name, p.opts[0])
+        for p in ctx.command.params
+        if p.name in ctx.params
+        and ctx.get_parameter_source(p.name) != click.core.ParameterSource.DEFAULT
     )
+    line = takes.refusal(given) if takes is not None else None
+    if line:
+        raise click.UsageError(line)
+    return cls(**ctx.params, given=given)
+
+
+@contextlib.contextmanager
+def usage_errors() -> Iterator[None]:
+    """The library's refusal of options that do not go together, as click's usage error."""
+    try:
+        yield
+    except command_options.OptionError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def console(quiet: bool) -> command_options.Console:
+    """Where a library function's words go: lines on standard output, progress lines on
+    standard error and the progress display (neither when quiet)."""
+    return command_options.Console(
+        say=click.echo,
+        log=(lambda line: None) if quiet else (lambda line: click.echo(line, err=True)),
+        progress=lambda: progress_display(quiet),
+    )
+
+
+def print_outcome(done: command_options.Outcome) -> None:
+    """A command's lines, then the one saying where its disk went and how to free it."""
+    from wisconsin.workloads.inventory import disk_line
+
+    for line in done.lines:
+        click.echo(line)
+    click.echo(disk_line(done.data_dir, list(done.tables), done.run_path, done.on_cluster))
 
 
 LOG_EVERY_S = 10.0

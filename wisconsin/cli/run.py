@@ -11,17 +11,18 @@ from wisconsin.cli.options import (
     MODE,
     REPEAT,
     TRANSPORT,
-    checked_max_reps,
     cluster_options,
     data_option,
-    engine_config,
     measurement_options,
     parse_int_list,
     parse_kinds,
+    parsed,
     progress_display,
     refuse_cold_in_memory,
     refuse_with_repeat,
+    usage_errors,
 )
+from wisconsin.workloads.options import RunCommandOptions
 
 # --------------------------------------------------------------------------- run
 
@@ -110,185 +111,27 @@ from wisconsin.cli.options import (
 )
 @cluster_options(worker_data=False)
 @click.pass_context
-def run_command(
-    ctx,
-    data_dir,
-    mode,
-    kinds,
-    partitions,
-    query_list,
-    scan_variant,
-    cache,
-    min_reps,
-    max_reps,
-    target_ci,
-    blocks,
-    repeat,
-    transport,
-    time_budget,
-    warmup,
-    order_seed,
-    out,
-    memory_limit,
-    timeout,
-    resume_path,
-    quiet,
-    cluster_address,
-    tls_ca,
-    tls_cert,
-    tls_key,
-) -> None:
+def run_command(ctx, **_options) -> None:
     """Time the five queries on F and G tables at each partition count, in interleaved
     rounds; save a run file."""
-    from wisconsin.measure.runner import resume, run
-    from wisconsin.workloads.wisconsin.queries import CATALOG
+    from wisconsin.workloads.wisconsin import workload
 
-    if resume_path is not None:
-        # --time-budget: a run whose budget ran out before its first timed round needs more
-        allowed = {
-            "resume_path",
-            "timeout",
-            "time_budget",
-            "quiet",
-            "tls_ca",
-            "tls_cert",
-            "tls_key",
-        }
-        given = [
-            f"--{k.replace('_', '-')}"
-            for k in ctx.params
-            if k not in allowed
-            and ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE
-        ]
-        if given:
-            raise click.UsageError(
-                f"--resume takes its options from the run file; drop {', '.join(given)}"
-            )
-        with progress_display(quiet) as progress:
-            result, path = resume(
-                resume_path,
-                progress=progress,
-                catalog=CATALOG,
-                tls=(tls_ca, tls_cert, tls_key),
-                timeout_s=timeout,
-                time_budget_s=time_budget,
-            )
-        print_run_summary(result)
-        click.echo(f"run file: {path}")
-        return
-    opts = run_options(ctx)
-    with progress_display(quiet) as progress:
-        result, path = run(opts, progress=progress)
+    opts = run_command_options(ctx)
+    with usage_errors(), progress_display(opts.quiet) as progress:
+        result, path = workload.run(opts, progress)
     print_run_summary(result)
     click.echo(f"run file: {path}")
 
 
-def run_options(ctx: click.Context):
-    """The RunOptions of a parsed `run` command line (not --resume): `run` and each side of
-    `ab` build theirs here."""
-    from wisconsin.measure.runner import RunOptions, available_partitions
-    from wisconsin.workloads.wisconsin.queries import CATALOG, QUERIES, parse_queries
-
-    p = ctx.params
-    refuse_with_repeat(ctx)
-    data_dir, cluster_address, partitions = p["data_dir"], p["cluster_address"], p["partitions"]
-    refuse_cold_in_memory(p["cache"], data_dir, cluster_address)
-    explicit = ctx.get_parameter_source("kinds")
-    kinds, partitions, g_partitions = _tables_to_run(
-        data_dir, p["kinds"], explicit != click.core.ParameterSource.DEFAULT, partitions
-    )
-    partitions = partitions or available_partitions(data_dir, kinds) or None
-    engine = engine_config(
-        p["mode"],
-        (*(partitions or (16,)), *(g_partitions or ())),
-        p["memory_limit"],
-        p["timeout"],
-        cluster_address,
-        (p["tls_ca"], p["tls_cert"], p["tls_key"]),
-        p["transport"],
-    )
-    query_list = p["query_list"]
-    return RunOptions(
-        catalog=CATALOG,
-        data_dir=data_dir,
-        mode=p["mode"],
-        kinds=kinds,
-        partitions=partitions,
-        g_partitions=g_partitions,
-        queries=parse_queries(query_list) if query_list is not None else QUERIES,
-        scan_variant=p["scan_variant"],
-        repeat=p["repeat"],
-        warmup=p["warmup"],
-        out=p["out"],
-        engine=engine,
-        cache=p["cache"],
-        min_reps=p["min_reps"],
-        max_reps=checked_max_reps(p["min_reps"], p["max_reps"]),
-        target_ci=p["target_ci"],
-        blocks=p["blocks"],
-        time_budget_s=p["time_budget"],
-        order_seed=p["order_seed"],
-    )
-
-
-def _tables_to_run(data_dir: str, kinds, explicit: bool, partitions):
-    """(kinds, partitions, g_partitions) for `run`: without --tables, the kinds that are
-    generated; without --partitions, the counts generated for every kind, or each kind's own
-    (F's, and G's as g_partitions) when G's are some of F's (a calibrated bench builds G
-    only up to the cores). A one-line error says what is missing."""
-    from wisconsin.store import tables_in
-
-    have = tables_in(data_dir)
-    if not have:
-        raise click.ClickException(_no_tables(data_dir))
-    counts = {k: {p for kk, p in have.values() if kk == k} for k in ("F", "G")}
-    holds = f"it holds {', '.join(have)}"
-    if not explicit:
-        present = tuple(k for k in kinds if counts[k])
-        full = tuple(k for k in present if partitions and set(partitions) <= counts[k])
-        kinds = full or present
-    missing = [k for k in kinds if not counts[k]]
-    if missing:
-        other = [k for k in kinds if counts[k]]
-        hint = f", or choose --tables {','.join(other)}" if other else ""
-        raise click.ClickException(
-            f"no {' or '.join(missing)} tables in {data_dir} ({holds}): generate them{hint}"
-        )
-    if partitions is None and set(kinds) == {"F", "G"} and counts["G"] < counts["F"]:
-        return kinds, tuple(sorted(counts["F"])), tuple(sorted(counts["G"]))
-    if partitions is None:
-        common = set.intersection(*(counts[k] for k in kinds))
-        if not common:
-            each = "; ".join(f"{k} at P = {', '.join(map(str, sorted(counts[k])))}" for k in kinds)
-            raise click.ClickException(
-                f"no partition count has every one of {', '.join(kinds)} in {data_dir} "
-                f"({each}): choose --tables, or generate the missing tables"
-            )
-        partitions = tuple(sorted(common))
-    return kinds, partitions, None
-
-
-def _no_tables(data_dir: str) -> str:
-    """Why --data holds no complete table, and a fix that works: it is a table (give its
-    data directory), a build is still writing it (name the build), or nothing is there."""
-    from pathlib import Path
-
-    from wisconsin.store import MANIFEST, lock, tables_in
-
-    path = Path(data_dir)
-    if (path / MANIFEST).is_file() and tables_in(path.parent):
-        # `--data DATA/F4`: the table itself; generate --data DATA/F4 would nest tables
-        return (
-            f"{data_dir} is a table, not a data directory: give the directory that holds it, "
-            f"--data {path.parent} (with --tables {path.name[:1]} --partitions "
-            f"{path.name[1:]} for this table alone)"
-        )
-    try:
-        with lock.hold(data_dir, shared=True):  # read-only: refused only while one writes
-            pass
-    except lock.DataDirBusy as busy:
-        return f"no complete tables in {data_dir} yet: {busy}"
-    return f"no tables in {data_dir}: run `wisconsin generate --data {data_dir}` first"
+def run_command_options(ctx: click.Context) -> RunCommandOptions:
+    """A parsed `run` command line (`run` and each side of `ab`), refused where its tables
+    are in memory and --cache cold, or where --repeat meets the stop rule's options (a
+    --resume is refused by the library for any option the run file sets)."""
+    opts = parsed(ctx, RunCommandOptions)
+    if opts.resume_path is None:
+        refuse_with_repeat(ctx)
+        refuse_cold_in_memory(opts.cache, opts.data_dir, opts.cluster_address)
+    return opts
 
 
 def print_run_summary(result) -> None:

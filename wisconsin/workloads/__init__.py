@@ -5,14 +5,25 @@ A workload is a module with these entry points (imported on use, so `--help` sta
 
     DESCRIPTION                           one line, for `bench --workload` help
     owns(path) -> bool                    is this run file one of mine
-    owns_table(dir) -> bool               (optional) is this table directory one of mine;
-    info_table(dir) -> (lines, code)      then `wisconsin info` and `wisconsin repair` on it
-    repair_table(dir) -> lines            are these (the default workload's are in cli/tables)
+    owns_table(dir) -> bool               (optional) is this table directory one of mine
+                                          (the default workload's are those none claims)
+    info_table(dir, InfoOptions) -> (lines, code)  `wisconsin info` (lines starting
+                                          "problem:" or "Error:" go to standard error)
+    repair_table(dir, RepairOptions, Console) -> lines  `wisconsin repair`
+    INFO_TAKES, REPAIR_TAKES              (optional) the options of info and repair it reads
+                                          (options.Takes); without them, every one
     report_files(paths, fmt) -> str       `wisconsin report`
     plot_files(paths, out_dir, force) -> [Path]  `wisconsin plot` (force: replace figures)
     compare_files(a, b, force, fmt) -> str  `wisconsin compare` (a, b: lists of run files)
     audit_file(path) -> [audit.Rule]      `wisconsin audit`
     slower_than(a, b, factor, force) -> str  (optional) `compare --fail-slower`: why B fails
+    BENCH_TAKES                           the `bench` options it reads (options.Takes): any
+                                          other given is refused in the entry's own words
+    bench(BenchOptions, Console) -> Outcome  `wisconsin bench --workload NAME`: the lines it
+                                          prints last, and where its disk went
+
+A command's options reach an entry point as one frozen object (wisconsin.workloads.options);
+the CLI only parses, calls the entry point and prints.
 
 The Wisconsin benchmark (`wisconsin.py`: the five batch queries of wisconsin/queries.py on
 F and G tables) is the first; DebitCredit (`debitcredit/`: OLTP scaleup) the second.

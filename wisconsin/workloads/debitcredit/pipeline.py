@@ -164,66 +164,17 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
     with naming_storage(f"P={partitions}: building the database in {db_dir}"):
         paths = schema.build(cfg.data_dir, partitions, cfg.sizing)
     build_s = time.perf_counter() - t0
-    db_bytes = schema.database_bytes(paths)
+    db_bytes = schema.database_bytes(paths)  # as built, before the run adds history
     log_dir = schema.ack_log_dir(paths[0].parent)  # emptied by the build
-    steps: list[Step] = []
     with PartitionServers(cfg.data_dir, partitions, cfg.sizing, log_dir, pin=True) as servers:
         warmup_committed = _warm_up(servers, cfg)
-        for r in range(cfg.repeats):
-            for attempt in range(1 + cfg.closed_retries):
-                seed = cfg.seed + 1000 + r + 500 * attempt
-                load = Load("closed", cfg.closed_s, streams=cfg.streams, seed=seed)
-                steps.append(_failed(_step(load, r, partitions, servers.run(load)), partitions))
-                left.step_done(partitions, cfg.closed_s)
-                say(
-                    f"P={partitions} closed {r + 1}/{cfg.repeats}"
-                    + (
-                        f" (measured again, {attempt + 1} of {1 + cfg.closed_retries})"
-                        if attempt
-                        else ""
-                    )
-                    + f": {steps[-1].throughput_tps:.1f} tps delivered{_steady(steps[-1])}; "
-                    + left.text()
-                )
-                if not _measure_again(steps[-1]):
-                    break
-        # the open steps' rates: fractions of the steady closed peak (of all, if none is)
-        steady = [s for s in steps if metrics.steadiness(s).steady] or steps
-        peak = statistics.median(s.throughput_tps for s in steady)
-        if peak <= 0:
-            raise WisconsinError(f"P={partitions}: no transaction committed in the closed runs")
-        for r in range(cfg.repeats):
-            for i, frac in enumerate(cfg.load_fractions):
-                load = Load(
-                    "open",
-                    cfg.step_s,
-                    rate=frac * peak / partitions,
-                    servers=cfg.servers,
-                    seed=cfg.seed + 2000 + 100 * r + i,
-                )
-                steps.append(_failed(_step(load, r, partitions, servers.run(load)), partitions))
-                left.step_done(partitions, cfg.step_s)
-                s = steps[-1]
-                say(
-                    f"P={partitions} open {s.offered_tps:.1f} tps offered: "
-                    f"{s.throughput_tps:.1f} delivered, p95 {s.latency.p95 * 1e3:.0f} ms"
-                    + _steady(s)
-                    + f"; {left.text()}"
-                )
+        steps = _closed_steps(servers, cfg, partitions, say, left)
+        steps += _open_steps(servers, cfg, partitions, _peak(steps, partitions), say, left)
     with naming_storage(f"P={partitions}: auditing the database in {db_dir}"):
-        recovered = audit.recover(paths)
-        a = audit.check(paths, log_dir)
-        ok, lines = independent_check(str(paths[0].parent))
-    record = AuditRecord(
-        **dataclasses.asdict(a),
-        problems=a.problems,
-        recovered=recovered,
-        independent=tuple(lines),
-        independent_ok=ok,
-    )
+        record = _audit(paths, log_dir)
     erred = [s for s in steps if s.first_error]
     say(
-        f"P={partitions} audit: {'OK' if record.ok else 'VOID: ' + '; '.join(a.problems)}"
+        f"P={partitions} audit: {'OK' if record.ok else 'VOID: ' + '; '.join(record.problems)}"
         + (
             f"; {sum(s.failed for s in erred)} transactions of {len(erred)} steps failed with "
             f"unexpected errors (first: {erred[0].first_error})"
@@ -243,6 +194,78 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
         warmup_committed=warmup_committed,
         steps=tuple(steps),
         audit=record,
+    )
+
+
+def _closed_steps(servers, cfg: Config, partitions: int, say, left: TimeLeft) -> list[Step]:
+    """`repeats` closed windows (the peak), each measured again while judged unsteady, at
+    most closed_retries more times."""
+    steps: list[Step] = []
+    for r in range(cfg.repeats):
+        for attempt in range(1 + cfg.closed_retries):
+            seed = cfg.seed + 1000 + r + 500 * attempt
+            load = Load("closed", cfg.closed_s, streams=cfg.streams, seed=seed)
+            steps.append(_failed(_step(load, r, partitions, servers.run(load)), partitions))
+            left.step_done(partitions, cfg.closed_s)
+            again = (
+                f" (measured again, {attempt + 1} of {1 + cfg.closed_retries})" if attempt else ""
+            )
+            say(
+                f"P={partitions} closed {r + 1}/{cfg.repeats}{again}: "
+                f"{steps[-1].throughput_tps:.1f} tps delivered{_steady(steps[-1])}; " + left.text()
+            )
+            if not _measure_again(steps[-1]):
+                break
+    return steps
+
+
+def _peak(closed: list[Step], partitions: int) -> float:
+    """The open steps' rates are fractions of this: the median of the steady closed
+    windows' throughput (of all, if none is)."""
+    steady = [s for s in closed if metrics.steadiness(s).steady] or closed
+    peak = statistics.median(s.throughput_tps for s in steady)
+    if peak <= 0:
+        raise WisconsinError(f"P={partitions}: no transaction committed in the closed runs")
+    return peak
+
+
+def _open_steps(
+    servers, cfg: Config, partitions: int, peak: float, say, left: TimeLeft
+) -> list[Step]:
+    """`repeats` passes of the stepped open-arrival curve at cfg.load_fractions of peak."""
+    steps: list[Step] = []
+    for r in range(cfg.repeats):
+        for i, frac in enumerate(cfg.load_fractions):
+            load = Load(
+                "open",
+                cfg.step_s,
+                rate=frac * peak / partitions,
+                servers=cfg.servers,
+                seed=cfg.seed + 2000 + 100 * r + i,
+            )
+            steps.append(_failed(_step(load, r, partitions, servers.run(load)), partitions))
+            left.step_done(partitions, cfg.step_s)
+            s = steps[-1]
+            say(
+                f"P={partitions} open {s.offered_tps:.1f} tps offered: "
+                f"{s.throughput_tps:.1f} delivered, p95 {s.latency.p95 * 1e3:.0f} ms"
+                + _steady(s)
+                + f"; {left.text()}"
+            )
+    return steps
+
+
+def _audit(paths, log_dir) -> AuditRecord:
+    """Redo the decided remote halves, check the invariants, run the independent check."""
+    recovered = audit.recover(paths)
+    a = audit.check(paths, log_dir)
+    ok, lines = independent_check(str(paths[0].parent))
+    return AuditRecord(
+        **dataclasses.asdict(a),
+        problems=a.problems,
+        recovered=recovered,
+        independent=tuple(lines),
+        independent_ok=ok,
     )
 
 

@@ -8,8 +8,78 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wisconsin import WisconsinError
+from wisconsin.workloads.options import (
+    BenchOptions,
+    Console,
+    InfoOptions,
+    OptionError,
+    Outcome,
+    RepairOptions,
+    Takes,
+)
 
 DESCRIPTION = "OLTP scaleup: DebitCredit throughput at a response-time limit (docs/debitcredit.md)"
+
+# what `bench --workload debitcredit` reads; any other option given is refused, not ignored
+BENCH_TAKES = Takes(
+    frozenset(
+        {
+            "workload",
+            "data_dir",
+            "partitions",
+            "seed",
+            "repeat",
+            "out",
+            "quiet",
+            "branches",
+            "scaled_tps",
+            "step_seconds",
+            "rule",
+            "resume_path",
+        }
+    ),  # fmt: skip
+    "{given}: Wisconsin options, not used by --workload debitcredit; drop {it}",
+    own=(("cluster_address", "--workload debitcredit runs on this machine (no --cluster)"),),
+)
+# what --resume reads from the progress file instead
+RESUMED = ("partitions", "repeat", "branches", "scaled_tps", "step_seconds", "rule", "seed")
+
+
+def bench(opts: BenchOptions, console: Console) -> Outcome:
+    """`wisconsin bench --workload debitcredit`: measure every P, save, report, plot (with
+    --resume: continue a progress file with its own settings)."""
+    from wisconsin.workloads.debitcredit.pipeline import bench_command, scaled_branches
+
+    if opts.resume_path is not None and (given := opts.given_options(*RESUMED)):
+        raise OptionError(
+            f"--resume takes its settings from the progress file; drop {', '.join(given)}"
+        )
+    branches = opts.branches
+    if opts.scaled_tps is not None:
+        if opts.given_options("branches"):
+            raise OptionError("--scaled sets the branches: drop --branches")
+        branches = scaled_branches(opts.scaled_tps)
+    run, path, text, files = bench_command(
+        opts.data_dir,
+        opts.partitions or (),
+        opts.seed,
+        opts.repeat,
+        opts.out,
+        branches,
+        opts.step_seconds,
+        opts.rule,
+        say=console.log,
+        resume=opts.resume_path,
+    )
+    figures = ", ".join(str(f) for f in files[1:] if f.suffix == ".png")
+    lines = ([] if opts.quiet else [text]) + [
+        f"run file: {path}",
+        f"report:   {files[0]}",
+        f"figures:  {figures}",
+    ]
+    dc_data = Path(run.config.data_dir)  # the bench's own directory under --data
+    databases = tuple(dc_data / f"dc{r.partitions}" for r in run.results)
+    return Outcome(tuple(lines), dc_data, databases, Path(path))
 
 
 def owns(path: str | os.PathLike) -> bool:
@@ -24,14 +94,29 @@ def owns_table(table_dir: str | os.PathLike) -> bool:
     return is_database(table_dir)
 
 
-def info_table(table_dir: str | os.PathLike) -> tuple[list[str], int]:
+# what `info` and `repair` read on a DebitCredit database (its files are checked whole, here)
+INFO_TAKES = Takes(
+    frozenset({"table_dir", "deep", "timeout", "tls_ca", "tls_cert", "tls_key"}),
+    "--cluster, --json and --no-verify are for Wisconsin tables",
+)
+REPAIR_TAKES = Takes(
+    frozenset({"table_dir", "quiet", "tls_ca", "tls_cert", "tls_key"}),
+    "--cluster and --jobs are for Wisconsin tables",
+)
+
+
+def info_table(
+    table_dir: str | os.PathLike, opts: InfoOptions | None = None
+) -> tuple[list[str], int]:
     """`wisconsin info` on a DebitCredit database: (lines, exit code)."""
     from wisconsin.workloads.debitcredit.tables import info
 
     return info(table_dir)
 
 
-def repair_table(table_dir: str | os.PathLike) -> list[str]:
+def repair_table(
+    table_dir: str | os.PathLike, opts: RepairOptions | None = None, console: Console | None = None
+) -> list[str]:
     """`wisconsin repair`: apply decided remote halves, then check the invariants."""
     from wisconsin.workloads.debitcredit.tables import repair
 

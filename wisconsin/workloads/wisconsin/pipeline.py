@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -17,11 +18,7 @@ from wisconsin.runfiles import runfile
 from wisconsin.runfiles.runfile import Run
 from wisconsin.store import TableSpec, generator, lock
 from wisconsin.workloads.wisconsin import plots, report
-from wisconsin.workloads.wisconsin.presets import (
-    DEFAULT_TIME_BUDGET_S,  # noqa: F401
-    Preset,
-    get_preset,
-)
+from wisconsin.workloads.wisconsin.presets import Preset, get_preset
 
 CALIBRATED = "calibrated"  # bench's default: sizes from a probe of this machine
 BENCH_PARTITIONS = (1, 2, 4, 8, 16)
@@ -151,6 +148,79 @@ def plan_sizes(
             f"reaching the bound needs ~{need_disk / 1e9:.0f} GB of tables"
         )
     return Plan(f, g, tuple(partitions), g_parts, disk, t, min_scan, bound, tuple(notes))
+
+
+def calibrate(
+    data_dir: str,
+    seed: int,
+    partitions: tuple[int, ...],
+    *,
+    disk_budget: int,
+    time_budget_s: float,
+    started: float,
+    rounds: int,
+    blocks: int,
+    say: Callable[[str], None],
+) -> Preset:
+    """The sizes a calibrated bench builds: probe this machine (its tables kept under
+    data_dir/_probe for the next bench), plan the sizes within the disk budget and what is
+    left of the time budget (started: when the bench began, time.monotonic), and reuse the
+    sizes an earlier bench built in data_dir when they are close enough (earlier_sizes).
+    say receives the announcement before the probe writes, then what it found and chose."""
+    from wisconsin.measure import calibrate as machine  # looked up on use: tests replace it
+    from wisconsin.measure.environment import usable_cores
+    from wisconsin.workloads.wisconsin.queries import CATALOG
+
+    check_disk_budget(disk_budget, partitions)  # before the probe writes its table
+    probe_dir = Path(data_dir) / "_probe"
+    # announced before the probe writes its tables (kept there: the next bench reuses them)
+    say(
+        f"calibrating this machine: probe tables go to {probe_dir.absolute()} (kept for "
+        "the next bench); cold and warm scans, dispatch..."
+    )
+    found = machine.probe(
+        probe_dir,
+        max_partitions=min(usable_cores(), max(partitions)),
+        scan=CATALOG.get("scan"),
+    )
+    plan = plan_sizes(
+        found,
+        disk_budget=disk_budget,
+        time_budget_s=time_budget_s - (time.monotonic() - started),
+        partitions=partitions,
+        rounds=rounds,
+        blocks=blocks,
+    )
+    earlier = earlier_sizes(plan, seed, data_dir)
+    reuse_note = ""
+    if earlier is not None:  # a second bench on the same --data reuses its tables
+        reuse_note = (
+            f" (reused: the tables an earlier bench built in {data_dir}; this probe "
+            f"sized F {plan.f_rows:,} and G {plan.g_rows:,})"
+        )
+        plan = earlier
+    say(
+        f"probe: {found.cores} cores; cold full-row scan "
+        f"{(found.cold_scan_rows_per_s or 0) / 1e6:.2f} M rows/s per process; storage "
+        f"{(found.storage_read_bytes_per_s or 0) / 2**20:.0f} MB/s; harness overhead "
+        f"{(found.dispatch_s or 0) * 1e3:.1f} ms at P = {found.dispatch_partitions}"
+    )
+    say(_sizes_line(plan, disk_budget, time_budget_s) + reuse_note)
+    for note in plan.notes:
+        say(f"note: {note}")
+    return plan.preset
+
+
+def _sizes_line(plan: Plan, disk_budget: int, time_budget_s: float) -> str:
+    parts = ",".join(map(str, plan.partitions))
+    return (
+        f"sizes: F {plan.f_rows:,} rows at P = {parts}, G "
+        f"{plan.g_rows:,} rows per partition at P = {','.join(map(str, plan.g_partitions))} "
+        f"(a core each) (within --disk-budget {cost.size(disk_budget)}; "
+        f"the disk they take is on the next line), ~{plan.predicted_s / 60:.0f} min predicted "
+        f"(budget {time_budget_s / 60:.0f} min); shortest headline scan ~"
+        f"{plan.min_scan_s:.2f} s vs {plan.bound_s:.2f} s needed"
+    )
 
 
 def _too_small(disk_budget: int, need: int, partitions) -> str:
@@ -317,7 +387,7 @@ def bench(
             client=client,
             worker_data=worker_data,
             timeout=eng.timeout_s,
-            disk_said=True,  # bench said its one disk figure before (cli/bench.py)
+            disk_said=True,  # bench said its one disk figure before (commands._announcement)
         )
     finally:
         if client is not None:

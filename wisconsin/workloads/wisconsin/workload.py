@@ -14,8 +14,96 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wisconsin import WisconsinError, atomic
+from wisconsin.workloads.options import (
+    BenchOptions,
+    Console,
+    InfoOptions,
+    Outcome,
+    RepairOptions,
+    RunCommandOptions,
+    Takes,
+)
 
 DESCRIPTION = "the batch queries (speedup on F tables, batch scaleup on G tables)"
+
+# what `bench` (its default workload) reads; any other option given is refused, not ignored
+BENCH_TAKES = Takes(
+    frozenset(
+        {
+            "workload",
+            "data_dir",
+            "out",
+            "partitions",
+            "seed",
+            "repeat",
+            "quiet",
+            "preset",
+            "mode",
+            "cache",
+            "min_reps",
+            "max_reps",
+            "target_ci",
+            "blocks",
+            "transport",
+            "time_budget",
+            "disk_budget",
+            "cluster_address",
+            "tls_ca",
+            "tls_cert",
+            "tls_key",
+            "worker_data",
+        }
+    ),  # fmt: skip
+    "{given}: DebitCredit options (--workload debitcredit)",
+    own=(
+        (
+            "resume_path",
+            "--resume continues an interrupted DebitCredit bench; for a Wisconsin run use "
+            "`wisconsin run --resume RUN.json`",
+        ),
+    ),
+)
+
+
+def bench(opts: BenchOptions, console: Console) -> Outcome:
+    """`wisconsin bench`: size the tables (a preset, or calibrated), generate, run, report,
+    plot."""
+    from wisconsin.workloads.wisconsin.commands import bench
+
+    return bench(opts, console)
+
+
+def info_table(
+    table_dir: str | os.PathLike, opts: InfoOptions | None = None
+) -> tuple[list[str], int]:
+    """`wisconsin info` on a table: its manifest and what the check found (lines, exit code)."""
+    from wisconsin.workloads.wisconsin.tables import info
+
+    return info(opts or InfoOptions(str(table_dir)))
+
+
+def repair_table(
+    table_dir: str | os.PathLike, opts: RepairOptions | None = None, console: Console | None = None
+) -> list[str]:
+    """`wisconsin repair`: rebuild the damaged partitions, settle an interrupted update."""
+    from wisconsin.workloads.wisconsin.tables import repair
+
+    return repair(opts or RepairOptions(str(table_dir)), console or Console())
+
+
+def run(opts: RunCommandOptions, progress=None) -> tuple:
+    """`wisconsin run`: measure the tables into a run file, or with --resume continue an
+    incomplete one; (Run, its path)."""
+    from wisconsin.workloads.wisconsin.commands import run
+
+    return run(opts, progress)
+
+
+def run_options(opts: RunCommandOptions):
+    """The runner's RunOptions of a `run` command line (each side of `wisconsin ab`)."""
+    from wisconsin.workloads.wisconsin.commands import run_options
+
+    return run_options(opts)
 
 
 def owns(path: str | os.PathLike) -> bool:
