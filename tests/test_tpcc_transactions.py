@@ -189,7 +189,7 @@ def test_payment_by_last_name_takes_the_middle_customer_by_first_name(con):
     rows = one(
         con,
         "SELECT c_first, c_id FROM customer WHERE c_w_id = 2 AND c_d_id = 5 "
-        "AND c_last = $1 ORDER BY c_first",
+        "AND c_last = $1 ORDER BY c_first, c_id",
         name,
     )
     want = rows[(len(rows) - 1) // 2][1]

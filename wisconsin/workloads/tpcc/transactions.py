@@ -131,8 +131,10 @@ class PaymentResult:
     c_balance: Decimal
 
 
+# c_id breaks a tie of two equal random first names: the same customer every time
 BY_LAST_NAME = (
-    "SELECT c_id FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3 ORDER BY c_first"
+    "SELECT c_id FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3 "
+    "ORDER BY c_first, c_id"
 )
 PAY_WAREHOUSE = "UPDATE warehouse SET w_ytd = w_ytd + $2 WHERE w_id = $1 RETURNING w_name"
 PAY_DISTRICT = (
