@@ -26,6 +26,7 @@ from pathlib import Path
 import duckdb
 
 from wisconsin import WisconsinError, atomic
+from wisconsin.builds import default_jobs
 from wisconsin.builds.writer import build_config
 from wisconsin.jsonfields import utc_now
 from wisconsin.sqltext import db_path
@@ -193,7 +194,7 @@ def build(
         raise WisconsinError(f"seed must be >= 0, not {seed}")
     db_dir = Path(db_dir)
     m = new_manifest(placement, seed, scale)
-    jobs = jobs or len(os.sched_getaffinity(0))
+    jobs = jobs or default_jobs()
     with lock.hold_tables([db_dir], create=True):
         (db_dir / MANIFEST).unlink(missing_ok=True)
         for old in _leftovers(db_dir):

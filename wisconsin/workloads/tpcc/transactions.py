@@ -260,7 +260,10 @@ def delivery(cur, inp: ins.DeliveryInput, one_transaction: bool = False) -> Deli
             inner = contextlib.nullcontext() if one_transaction else transaction(cur)
             with inner:
                 o_id = _deliver_one(cur, inp.w_id, d, inp.carrier_id)
-            (skipped.append(d) if o_id is None else delivered.append((d, o_id)))
+            if o_id is None:
+                skipped.append(d)
+            else:
+                delivered.append((d, o_id))
     return DeliveryResult(tuple(delivered), tuple(skipped))
 
 
