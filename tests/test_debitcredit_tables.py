@@ -153,3 +153,24 @@ def test_repair_is_refused_while_a_bench_holds_the_database(db2):
     assert "is in use by another wisconsin process" in done.stderr
     assert done.stderr.strip().count("\n") == 0
     assert _state(db2) == before
+
+
+@pytest.mark.parametrize(
+    "verb, option",
+    [
+        ("info", ["--deep"]),
+        ("info", ["--timeout", "5"]),
+        ("info", ["--json"]),
+        ("repair", ["--quiet"]),
+        ("repair", ["--jobs", "2"]),
+    ],
+)
+def test_options_a_database_does_not_take_are_refused_not_ignored(db2, verb, option):
+    """info and repair of a DebitCredit database check it whole, here: an option that would
+    narrow or move that is refused in one line, and nothing is touched."""
+    before = _state(db2)
+    result = _invoke(verb, *option, db2)
+    assert result.exit_code == 2, result.output
+    line = result.output.strip().splitlines()[-1]  # click's usage lines, then the error
+    assert "Traceback" not in result.output and option[0] in line and "for Wisconsin tables" in line, line
+    assert _state(db2) == before

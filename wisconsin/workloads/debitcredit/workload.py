@@ -95,13 +95,14 @@ def owns_table(table_dir: str | os.PathLike) -> bool:
 
 
 # what `info` and `repair` read on a DebitCredit database (its files are checked whole, here)
+# info and repair of a DebitCredit database always check it whole, on this machine
 INFO_TAKES = Takes(
-    frozenset({"table_dir", "deep", "timeout", "tls_ca", "tls_cert", "tls_key"}),
-    "--cluster, --json and --no-verify are for Wisconsin tables",
+    frozenset({"table_dir"}),
+    "{given}: for Wisconsin tables; a DebitCredit database's info checks it whole, here",
 )
 REPAIR_TAKES = Takes(
-    frozenset({"table_dir", "quiet", "tls_ca", "tls_cert", "tls_key"}),
-    "--cluster and --jobs are for Wisconsin tables",
+    frozenset({"table_dir"}),
+    "{given}: for Wisconsin tables; a DebitCredit database is repaired whole, here",
 )
 
 
