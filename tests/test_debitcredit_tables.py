@@ -172,5 +172,7 @@ def test_options_a_database_does_not_take_are_refused_not_ignored(db2, verb, opt
     result = _invoke(verb, *option, db2)
     assert result.exit_code == 2, result.output
     line = result.output.strip().splitlines()[-1]  # click's usage lines, then the error
-    assert "Traceback" not in result.output and option[0] in line and "for Wisconsin tables" in line, line
+    assert (
+        "Traceback" not in result.output and option[0] in line and "for Wisconsin tables" in line
+    ), line
     assert _state(db2) == before
