@@ -21,9 +21,8 @@ from pathlib import Path
 from wisconsin import WisconsinError, workloads
 from wisconsin.builds.cost import size
 from wisconsin.runfiles import abfile
-from wisconsin.store import KINDS, MANIFEST, lock
+from wisconsin.store import MANIFEST, TABLE_NAME, lock
 
-TABLE_NAME = re.compile(rf"[{''.join(KINDS)}][0-9]+")
 LOGS_PREFIX = ".wisconsin-logs-"  # cluster/logs.py: a run's Dask log directory
 PROBE = "_probe"  # bench's calibration tables: a data directory of their own
 # what a table directory may hold besides its partitions while a build is unfinished
