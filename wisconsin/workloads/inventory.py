@@ -344,14 +344,21 @@ def _not_a_run_file(p: Path) -> str | None:
 
 
 def require_kind(
-    path: str | os.PathLike, takes: tuple[str, ...], verb: str, what: str = "a run file"
+    path: str | os.PathLike,
+    takes: tuple[str, ...],
+    verb: str,
+    what: str = "a run file",
+    directories: bool = False,
 ) -> None:
     """WisconsinError in one line when path is one of the tool's kinds that `verb` does not
     take, naming what it is and which command reads it. Paths of no known kind pass: the
-    verb's own reader says what is wrong with them."""
+    verb's own reader says what is wrong with them. directories: so do directories of no
+    kind and data directories (the verb looks for run files in them)."""
     p = Path(path)
     # a file is read once, by the verb's own reader: only its name and head are looked at
     kind = kind_of(p) if p.is_dir() else _not_a_run_file(p)
+    if directories and p.is_dir() and kind in (None, "data directory"):
+        return
     if kind is None and p.is_dir():
         raise WisconsinError(f"{p} is a directory, not {what} (`{verb}` takes files)")
     if kind is None or kind in takes:
