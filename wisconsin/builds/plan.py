@@ -97,7 +97,6 @@ def prepare_table_dir(table_dir: Path) -> None:
         raise StoreError(f"cannot write to {table_dir}: {exc.strerror or exc}") from None
 
 
-@lock.locked("data_dir", create=True)
 def build_tables(
     data_dir: str | os.PathLike,
     specs: Sequence[TableSpec],
@@ -120,11 +119,26 @@ def build_tables(
     disk_said: the caller already said how much disk the tables take (bench): the line then
     leaves the disk out, so one figure is printed once."""
     t0 = time.perf_counter()
+    # Refusals come before the lock, which creates data_dir: a refused build leaves nothing.
     for spec in specs:
         store.validate_spec(spec)
-    data, executor = _executor(
-        data_dir, specs, jobs, announce, disk_said, client, worker_data, timeout
+    store.refuse_inside_table(data_dir)
+    if client is None:
+        jobs = default_jobs() if jobs is None else jobs
+        if jobs <= 0:
+            raise StoreError(f"jobs must be positive, got {jobs}")
+        _check_cost(Path(data_dir), specs, jobs, announce, disk_said)
+    return _build_tables(
+        data_dir, specs, jobs, progress, announce, client, worker_data, timeout, t0
     )
+
+
+@lock.locked("data_dir", create=True)
+def _build_tables(
+    data_dir, specs, jobs, progress, announce, client, worker_data, timeout, t0
+) -> BuildResult:
+    """build_tables once nothing refused it: under the data directory's lock."""
+    data, executor = _executor(data_dir, jobs, client, worker_data, timeout)
     # Each table's own lock too: a table directory reached through a symlink from another
     # data directory is built by one command at a time.
     with lock.hold_tables((data / s.name for s in specs), create=True):
@@ -157,17 +171,13 @@ def build_tables(
     )
 
 
-def _executor(data_dir, specs, jobs, announce, disk_said, client, worker_data, timeout):
-    """(the data directory, what builds there): local processes (after the cost line and
-    the disk check), or the Dask cluster behind client."""
+def _executor(data_dir, jobs, client, worker_data, timeout):
+    """(the data directory, what builds there): local processes, or the Dask cluster behind
+    client."""
     if client is None:
         from wisconsin.builds.local import LocalBuilds
 
-        jobs = default_jobs() if jobs is None else jobs
-        if jobs <= 0:
-            raise StoreError(f"jobs must be positive, got {jobs}")
         data = Path(data_dir)
-        _check_cost(data, specs, jobs, announce, disk_said)
         return data, LocalBuilds(data, jobs)
     from wisconsin.builds.dask_cluster import DaskBuilds
 

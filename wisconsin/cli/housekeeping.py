@@ -44,8 +44,7 @@ def remove(paths) -> None:
     """Remove tables, DebitCredit databases, a run's leftover Dask logs, or a data directory
     that holds only what wisconsin built. Refused, removing nothing, for anything else and
     for a table in use."""
-    from wisconsin.workloads.inventory import remove as remove_path
+    from wisconsin.workloads.inventory import remove_all
 
-    for p in paths:
-        for line in remove_path(p):
-            click.echo(line)
+    for line in remove_all(paths):
+        click.echo(line)

@@ -163,11 +163,11 @@ def compare(run_a, run_b, force, fmt, more_a, more_b, fail_slower) -> None:
         return
     a, b = [run_a, *more_a], [run_b, *more_b]
     workload = workloads.of_runs(a + b)
+    gate = getattr(workload, "slower_than", None)
+    if fail_slower is not None and gate is None:  # before the comparison: one line
+        raise click.UsageError("--fail-slower is for Wisconsin runs")
     click.echo(workload.compare_files(a, b, force=force, fmt=fmt), nl=False)
     if fail_slower is not None:
-        gate = getattr(workload, "slower_than", None)
-        if gate is None:
-            raise click.UsageError("--fail-slower is for Wisconsin runs")
         failed = gate(a, b, fail_slower, force=force)
         if failed:
             click.echo(f"gate: {failed}", err=True)
@@ -203,13 +203,16 @@ def audit(run_file, fmt) -> None:
         sys.exit(1)
 
 
-def _run_files(paths, verb: str, ab: bool = False) -> None:
+def _run_files(paths, verb: str, ab: bool = False, directories: bool = False) -> None:
     """One line naming what a path is when it is another of the tool's kinds (a table, an
-    A/B file given to report, a journal, ...) and which command reads it."""
+    A/B file given to report, a journal, ...) and which command reads it. directories:
+    the verb reads the run files in a directory (history)."""
     from wisconsin.workloads.inventory import RUN_FILES, require_kind
 
+    takes = (*RUN_FILES, "a/b file") if ab else RUN_FILES
+    what = "a run file or a directory of them" if directories else "a run file"
     for p in paths:
-        require_kind(p, (*RUN_FILES, "a/b file") if ab else RUN_FILES, f"wisconsin {verb}")
+        require_kind(p, takes, f"wisconsin {verb}", what, directories=directories)
 
 
 @click.command()
@@ -223,4 +226,5 @@ def history(paths, fmt) -> None:
     from wisconsin.workloads.wisconsin.history import history as series_of
     from wisconsin.workloads.wisconsin.history import render
 
+    _run_files(paths, "history", directories=True)
     click.echo(render(series_of(paths), fmt), nl=False)

@@ -57,15 +57,27 @@ def kept() -> list[Path]:
 OWNER = "owner.json"  # in a log directory: the process using it (see sweep)
 
 
-def private_dir(parent: str | os.PathLike | None) -> Path:
+def private_dir(parent: str | os.PathLike | None) -> tuple[Path, list[Path]]:
     """A new directory only this user can enter, inside parent (None: $TMPDIR), owned by
-    this process (claim)."""
+    this process (claim); and the directories made for it above it, innermost first."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    made = []
     if parent is not None:
+        made = [d for d in (Path(parent), *Path(parent).parents) if not d.exists()]
         Path(parent).mkdir(parents=True, exist_ok=True)
     d = Path(tempfile.mkdtemp(prefix=f"{LOG_DIR_PREFIX}{stamp}-", dir=parent))
     claim(d)
-    return d
+    return d, made
+
+
+def _remove_made(made: list[Path]) -> None:
+    """Remove the directories made for a log directory, innermost first, while empty: a
+    command refused at once (a bad --cluster address) leaves no data directory."""
+    for d in made:
+        try:
+            d.rmdir()
+        except OSError:
+            break
 
 
 def _process_started(pid: int) -> float | None:
@@ -166,6 +178,7 @@ class DaskLogs:
         self._handler: logging.Handler | None = None
         self._env: str | None = None
         self._named = False  # an error line named the file: keep it, even if empty
+        self._made: list[Path] = []  # directories made above the private one
 
     @property
     def scratch(self) -> Path:
@@ -179,7 +192,8 @@ class DaskLogs:
         if self._given is None and not (
             self.path.name == "dask.log" and self.path.parent.is_dir()
         ):  # a restart (a new block's workers) keeps writing to the directory it kept
-            self.path = private_dir(self._directory) / "dask.log"
+            private, self._made = private_dir(self._directory)
+            self.path = private / "dask.log"
         elif self._given is None:
             claim(self.path.parent)  # in use again
         self._handler = logging.FileHandler(self.path, delay=True)
@@ -224,6 +238,7 @@ class DaskLogs:
                 if self._given is None:
                     release(self.path.parent)
                     self.path.parent.rmdir()
+                    _remove_made(self._made)
             elif self._given is None:
                 release(self.path.parent)  # kept for the user: never swept
                 if self.path not in _kept:
@@ -236,6 +251,7 @@ class DaskLogs:
         (call after stop()). A log given by path (tests) is left alone."""
         if self._given is None and self._handler is None and self.path.name == "dask.log":
             shutil.rmtree(self.path.parent, ignore_errors=True)
+            _remove_made(self._made)
             with contextlib.suppress(ValueError):
                 _kept.remove(self.path)
 

@@ -37,6 +37,7 @@ MANIFEST = "manifest.json"
 # the queries bind it, and the check before timing tolerates it while an update is pending.
 UPDATE_DELTA = 117
 KINDS = ("F", "G")
+TABLE_NAME = re.compile(rf"[{''.join(KINDS)}][0-9]+")  # F4, G16: a table's directory
 # Random 52-char strings do not compress; DuckDB's compression analysis only costs load time
 # (measured ~5x slower loads). Uncompressed storage also keeps the scan honest: 200-byte rows.
 STORAGE = {
@@ -251,10 +252,15 @@ def make_manifest(
 
 
 def check_writable(directory: str | os.PathLike, said: str) -> None:
-    """Refuse (one line, starting with said) a directory no file can be created in, before
+    """Refuse (one line, starting with said) a directory no file can be created in, or one
+    in a table or database (outputs there are files the tool did not build in it), before
     anything is measured; leaves nothing behind. Creating is the test: root may write where
     os.access says no, and nowhere under /proc."""
     d = Path(directory)
+    try:
+        refuse_inside_table(d)
+    except StoreError as exc:
+        raise StoreError(f"{said}: {exc}") from None
     made = [p for p in (d, *d.parents) if not p.exists()]  # innermost first
     try:
         d.mkdir(parents=True, exist_ok=True)
@@ -284,6 +290,11 @@ def read_typed_manifest(path: Path, tp: type, version: int, ranges: jsonfields.R
     """A manifest file of this version read strictly into dataclass tp, or StoreError in
     one line naming the field (any workload's tables)."""
     data = atomic.read_json(path, "corrupt manifest", error=StoreError)
+    if _kind(data) != "Wisconsin table" and "workload" not in {
+        f.name for f in dataclasses.fields(tp)
+    }:
+        # another workload's manifest (a DebitCredit database) read as a Wisconsin table's
+        raise StoreError(f"{path.parent} is a {_kind(data)}, not a Wisconsin table")
     if not isinstance(data, dict) or data.get("schema_version") != version:
         found = data.get("schema_version") if isinstance(data, dict) else None
         raise StoreError(f"{path}: unknown manifest schema version {found!r}")
@@ -298,7 +309,8 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
     tdir = Path(table_dir)
     path = tdir / MANIFEST
     if not tdir.is_dir():
-        raise StoreError(f"{tdir}: no such table directory")
+        what = "a file, not a table directory" if tdir.exists() else "no such table directory"
+        raise StoreError(f"{tdir}: {what}")
     if not path.exists():
         inside = tables_in(tdir)
         if inside:
@@ -306,6 +318,8 @@ def read_manifest(table_dir: str | os.PathLike) -> Manifest:
                 f"{tdir} is a data directory holding tables {', '.join(inside)}; "
                 f"give one of them, e.g. {tdir / next(iter(inside))}"
             ) from None
+        if not TABLE_NAME.fullmatch(tdir.absolute().name):  # not even named as a table is
+            raise StoreError(f"{tdir} is not a table: it holds no {MANIFEST}")
         raise StoreError(
             f"{tdir}: no manifest.json (the table was never completely built; "
             "run `wisconsin generate` again to finish it)"
@@ -377,6 +391,36 @@ def manifest_problem(m: Manifest) -> str | None:
             ):
                 return f"{where}.path is {p.path!r}, not <worker data>/{want}/{part_file(p.index)}"
     return None
+
+
+def _kind(manifest) -> str:
+    """What a manifest's directory is: a Wisconsin table, or another workload's database
+    (its manifest names the workload)."""
+    workload = manifest.get("workload") if isinstance(manifest, dict) else None
+    return f"{workload} database" if isinstance(workload, str) else "Wisconsin table"
+
+
+def table_holding(path: str | os.PathLike) -> Path | None:
+    """The table (or database) directory path is or lies inside: the nearest directory at
+    or above it holding a manifest; None where there is none."""
+    p = Path(path).absolute()
+    return next((d for d in (p, *p.parents) if (d / MANIFEST).is_file()), None)
+
+
+def refuse_inside_table(path: str | os.PathLike, below: bool = False) -> None:
+    """StoreError when path is (below: lies inside) a table or database directory, before
+    anything is written there: the tool never builds a table, or writes its outputs,
+    inside another."""
+    p = Path(path).absolute()
+    holder = table_holding(p.parent if below else p)
+    if holder is None:
+        return
+    try:
+        kind = _kind(atomic.read_json(holder / MANIFEST, "manifest", error=StoreError))
+    except StoreError:
+        kind = "table"
+    where = "is" if holder == p else f"is inside {holder},"
+    raise StoreError(f"{path} {where} a {kind}: give a directory of its own")
 
 
 def tables_in(data_dir: str | os.PathLike) -> dict[str, tuple[str, int]]:

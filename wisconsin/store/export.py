@@ -9,13 +9,32 @@ import os
 from pathlib import Path
 
 from wisconsin.sqltext import db_path, ident
-from wisconsin.store import StoreError, lock, partition_path, read_manifest
+from wisconsin.store import (
+    StoreError,
+    lock,
+    partition_path,
+    read_manifest,
+    refuse_inside_table,
+    tables_in,
+)
+
+
+def export_parquet(table_dir: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:
+    """Write each local partition to out_dir/part-NNN.parquet (key order): all or none, and
+    none if any exists (outputs.write_all). Refused, writing nothing, when out_dir is (or is
+    inside) a table or a data directory: Parquet files there are files wisconsin did not
+    build (`remove` would refuse the directory)."""
+    refuse_inside_table(out_dir)
+    if tables := tables_in(out_dir):
+        raise StoreError(
+            f"{out_dir} is a data directory holding tables {', '.join(tables)}: give the "
+            "Parquet files a directory of their own"
+        )
+    return _export(table_dir, out_dir)
 
 
 @lock.locked("table_dir", shared=True, table=True)  # as verify_table
-def export_parquet(table_dir: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:
-    """Write each local partition to out_dir/part-NNN.parquet (key order): all or none, and
-    none if any exists (outputs.write_all)."""
+def _export(table_dir: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:
     import duckdb
 
     from wisconsin.outputs import write_all

@@ -66,6 +66,9 @@ def hold(data_dir: str | os.PathLike, create: bool = False, shared: bool = False
     # the directories this call creates (innermost first): removed again if left empty
     made = [d for d in (root, *root.parents) if not d.exists()] if create else []
     if create:
+        from wisconsin.store import refuse_inside_table
+
+        refuse_inside_table(root, below=True)  # a table is never built inside another
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -205,7 +208,9 @@ def locked(arg: str, create: bool = False, shared: bool = False, table: bool = F
     """Decorator: hold the lock of the data directory given as the function's argument
     named arg (a path, or an object with ``.data_dir``, e.g. RunOptions) for the call.
     table: arg is a table directory; its data directory is the parent, and the table's own
-    lock is held too."""
+    lock is held too. What is no table (a file, a directory without a manifest, another
+    workload's database) is refused first, writing no lock file beside it, unless a lock
+    file is there (a build at work on it: the lock names it)."""
 
     def deco(fn: Callable) -> Callable:
         sig = inspect.signature(fn)
@@ -217,6 +222,10 @@ def locked(arg: str, create: bool = False, shared: bool = False, table: bool = F
             tables = [value] if table else []
             if table:
                 data_dir = Path(data_dir).absolute().parent
+                if not any((d / LOCK_FILE).exists() for d in (Path(value), data_dir)):
+                    from wisconsin.store import read_manifest
+
+                    read_manifest(value)  # read again under the lock by fn
             with hold(data_dir, create=create, shared=shared), hold_tables(tables, shared):
                 return fn(*args, **kwargs)
 

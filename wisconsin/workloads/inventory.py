@@ -21,9 +21,8 @@ from pathlib import Path
 from wisconsin import WisconsinError, workloads
 from wisconsin.builds.cost import size
 from wisconsin.runfiles import abfile
-from wisconsin.store import KINDS, MANIFEST, lock
+from wisconsin.store import MANIFEST, TABLE_NAME, lock
 
-TABLE_NAME = re.compile(rf"[{''.join(KINDS)}][0-9]+")
 LOGS_PREFIX = ".wisconsin-logs-"  # cluster/logs.py: a run's Dask log directory
 PROBE = "_probe"  # bench's calibration tables: a data directory of their own
 # what a table directory may hold besides its partitions while a build is unfinished
@@ -183,6 +182,8 @@ def walk(root: Path, verify: bool = True, depth: int = 4) -> Iterator[Item]:
     if (kind := table_kind(root)) is not None:
         yield Item(root, kind, disk_bytes(root), _table_state(root, kind, verify))
         return
+    if not os.path.lexists(root):
+        raise WisconsinError(f"{root}: no such file or directory")
     if not root.is_dir():
         kind = file_kind(root)
         if kind is None:
@@ -226,11 +227,18 @@ def _foreign(d: Path) -> str | None:
     return None
 
 
-def remove(path: str | os.PathLike) -> list[str]:
-    """Remove a table, a DebitCredit database, a run's log directory or a data directory
-    holding only what the tool built; one line per thing removed. Refused in one line
-    (WisconsinError), removing nothing: anything else, or a table in use."""
-    p = Path(path)
+def remove_all(paths) -> Iterator[str]:
+    """remove() each path in turn, its lines as it goes, once every one of them is found
+    removable: one refused path (not the tool's, or nothing there) removes nothing at all."""
+    for p in paths:
+        _removable(Path(p))
+    for p in paths:
+        yield from remove(p)
+
+
+def _removable(p: Path) -> str | None:
+    """The kind of table p is, None for a log or data directory; WisconsinError naming why
+    p cannot be removed (whether its tables are in use is told when their locks are taken)."""
     if p.is_symlink() or not p.exists():
         raise WisconsinError(
             f"{p}: no such table or data directory"
@@ -239,8 +247,7 @@ def remove(path: str | os.PathLike) -> list[str]:
     if not p.is_dir():
         raise WisconsinError(f"{p}: not a table or data directory (run files are removed with rm)")
     if p.name.startswith(LOGS_PREFIX):
-        shutil.rmtree(p)
-        return [f"removed {p} (dask logs)"]
+        return None
     if (kind := table_kind(p)) is not None:
         bad = [e.name for e in p.iterdir() if not TABLE_ENTRY.fullmatch(e.name)]
         bad = [n for n in bad if n != lock.LOCK_FILE]
@@ -248,10 +255,7 @@ def remove(path: str | os.PathLike) -> list[str]:
             raise WisconsinError(
                 f"{p} holds {p / sorted(bad)[0]}, which wisconsin did not build: nothing removed"
             )
-        held = disk_bytes(p)
-        with lock.hold(p.absolute().parent), lock.hold_tables([p]):
-            shutil.rmtree(p)
-        return [f"removed {p} ({kind}, {size(held)})"]
+        return kind
     if (bad := _foreign(p)) is not None:
         raise WisconsinError(
             f"{p} holds {bad}, which wisconsin did not build: nothing removed (remove "
@@ -259,6 +263,23 @@ def remove(path: str | os.PathLike) -> list[str]:
         )
     if not any(e.name != lock.LOCK_FILE for e in p.iterdir()):
         raise WisconsinError(f"{p} holds nothing wisconsin built: nothing removed")
+    return None
+
+
+def remove(path: str | os.PathLike) -> list[str]:
+    """Remove a table, a DebitCredit database, a run's log directory or a data directory
+    holding only what the tool built; one line per thing removed. Refused in one line
+    (WisconsinError), removing nothing: anything else, or a table in use."""
+    p = Path(path)
+    kind = _removable(p)
+    if p.name.startswith(LOGS_PREFIX):
+        shutil.rmtree(p)
+        return [f"removed {p} (dask logs)"]
+    if kind is not None:
+        held = disk_bytes(p)
+        with lock.hold(p.absolute().parent), lock.hold_tables([p]):
+            shutil.rmtree(p)
+        return [f"removed {p} ({kind}, {size(held)})"]
     held = disk_bytes(p)
     probe = p / PROBE
     with lock.hold(p), lock.hold(probe) if probe.is_dir() else _nothing():
@@ -323,14 +344,21 @@ def _not_a_run_file(p: Path) -> str | None:
 
 
 def require_kind(
-    path: str | os.PathLike, takes: tuple[str, ...], verb: str, what: str = "a run file"
+    path: str | os.PathLike,
+    takes: tuple[str, ...],
+    verb: str,
+    what: str = "a run file",
+    directories: bool = False,
 ) -> None:
     """WisconsinError in one line when path is one of the tool's kinds that `verb` does not
     take, naming what it is and which command reads it. Paths of no known kind pass: the
-    verb's own reader says what is wrong with them."""
+    verb's own reader says what is wrong with them. directories: so do directories of no
+    kind and data directories (the verb looks for run files in them)."""
     p = Path(path)
     # a file is read once, by the verb's own reader: only its name and head are looked at
     kind = kind_of(p) if p.is_dir() else _not_a_run_file(p)
+    if directories and p.is_dir() and kind in (None, "data directory"):
+        return
     if kind is None and p.is_dir():
         raise WisconsinError(f"{p} is a directory, not {what} (`{verb}` takes files)")
     if kind is None or kind in takes:
