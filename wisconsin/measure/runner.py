@@ -34,22 +34,16 @@ from wisconsin.measure import environment, journal
 from wisconsin.measure.catalog import QueryCatalog
 from wisconsin.measure.execution import ColdNotProven, Loop, Progress, Target  # noqa: F401
 from wisconsin.measure.options import RunOptions
-from wisconsin.runfiles import runfile
+from wisconsin.runfiles import facts, runfile
+from wisconsin.runfiles.facts import StopRule
 from wisconsin.runfiles.runfile import Run, RunConfig, TableInfo
 from wisconsin.store import check as store_check
 from wisconsin.store import lock
 from wisconsin.store.expect import expected_answers
 
-# audit.rule_durability accepts this text word for word: when changing it, keep the old one
-# in audit.DURABILITY_WORDINGS so the files already written still pass.
-DURABILITY = (
-    "durability on: each partition commits through DuckDB's WAL (COMMIT fsyncs it); the "
-    "cross-partition update's commit decision is fsynced by the coordinator before any "
-    "partition commits; the update and its untimed undo are one recoverable unit (an fsynced "
-    "intent before the update; opening a table restores its generated state and verifies its "
-    "digests); every partition is checked against its manifest before timing; inserts into "
-    "result tables are autocommitted"
-)
+# The commit protocol this runner runs with (audit.rule_durability knows every one a runner
+# of this tool has run with; facts.DURABILITY_TEXT says it in words).
+DURABILITY = runfile.Durability.WAL_DECISION_UNIT
 CACHES = runfile.CACHE_STATES
 MODES = engines.MODES
 
@@ -155,6 +149,9 @@ def _calibration(run: Run, cores: int, probes: dict) -> runfile.Calibration:
         scan_rows_per_s=rates,
         dispatch_s=tuple((p, median(v)) for p, v in sorted(by_p.items())),
         notes=tuple(probes.get("notes", ())),
+        scan_rates_from="fastest",
+        storage_file=probes.get("storage_file", ""),
+        storage_streams=probes.get("storage_streams", ()),
     )
 
 
@@ -179,12 +176,8 @@ def _probe_machine(manifest: store.Manifest | None, table_dir: str) -> dict:
             }
             found = [r for r in rates.values() if r]
             out["storage"] = max(found) if found else None
-            out["notes"].append(
-                f"storage read rate: the best of {sorted(rates)} parallel sequential stream(s) "
-                f"over evicted {path} ("
-                + ", ".join(f"{k}: {(r or 0) / 2**20:.0f} MB/s" for k, r in sorted(rates.items()))
-                + ")"
-            )
+            out["storage_file"] = str(path)
+            out["storage_streams"] = tuple(sorted(rates.items()))
         except Exception as exc:  # a probe that cannot run leaves its field None
             out["notes"].append(f"storage read rate not measured: {exc}")
     try:
@@ -227,6 +220,7 @@ def _config(opts: RunOptions, seed: int, order_seed: int) -> RunConfig:
         # shared-memory runs one DuckDB whose threads = P of each table: recorded as 0
         threads_per_worker=opts.engine.threads_per_worker if opts.mode == "shared-nothing" else 0,
         memory_limit=opts.engine.memory_limit,
+        memory_fraction=opts.engine.memory_fraction,
         durability=DURABILITY,
         cache=opts.cache,
         interleaved=True,
@@ -425,18 +419,15 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
     # shared-memory on F1 is one in-process DuckDB thread: it is its own baseline
     own_baseline = opts.mode == "shared-memory" and "F1" in manifests
     separate = opts.baseline and have_f1 and not own_baseline
-    if opts.baseline and not have_f1:
-        notes.append(
-            f"no single-thread baseline: F1 is not generated in {opts.data_dir} "
-            "(generate --kind F --partitions 1)"
-        )
-    if opts.engine.memory_fraction is not None:
-        said = (
-            f"DuckDB memory_limit: {opts.engine.memory_fraction:.0%} of each host's RAM split "
-            "among the open table's instances on it (config.memory_limit is only the fallback)"
-        )
-        notes += [said] if said not in notes else []  # a resumed run has it already
+    config = state.base["config"]
+    config["single_thread"] = (
+        "not-asked" if not opts.baseline
+        else "no-f1" if not have_f1
+        else "own" if own_baseline
+        else "separate"
+    )  # fmt: skip
     engine = make_engine(opts.mode, replace(opts.engine, log_dir=str(out_path.parent)))
+    config["transport_used"] = getattr(engine, "transport", "")  # which path carried them
     base_engine = (
         make_engine("shared-memory", replace(opts.engine, cluster=None)) if separate else None
     )
@@ -452,30 +443,8 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
         if base_engine is not None:
             base_engine.start(1)
         if opts.engine.cluster:
-            notes.append(
-                f"cluster {opts.engine.cluster}: connected in {startup:.2f} s; each partition "
-                "ran on the worker its table's manifest placed it on (see topology)"
-            )
             topology = engine.topology()
             ram = sum(h.memory_bytes for h in topology.hosts) or ram
-            notes.append(
-                "blocks: the cluster's workers are shared and were not restarted between "
-                "blocks; each block has its own shuffled order and cold state"
-            )
-        elif opts.mode == "shared-nothing":
-            notes.append(
-                f"{max(p for _, p in opts.tables())} workers started in {startup:.2f} s, afresh for each "
-                f"block of {opts.block_rounds} round(s); a worker that died within a block "
-                "is listed in the topology (worker_restarts); a table of P partitions used "
-                "the first P (as in the spec)"
-            )
-        if opts.mode == "shared-memory":
-            notes.append(
-                "blocks: one process throughout (it cannot restart itself); each table "
-                "opening starts a fresh DuckDB instance, each block its own shuffled order"
-            )
-        if hasattr(engine, "transport_note") and engine.transport_note not in notes:
-            notes.append(engine.transport_note)  # which path carried the timed statements
 
         def new_block() -> float | None:
             """Fresh worker processes for the next block (a local cluster's nannies and
@@ -487,7 +456,7 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
 
         loop = Loop(state, targets, steps, opts, ram, progress, elapsed_before, new_block)
         reason = loop.loop()
-        topology = engine.topology()
+        topology = replace(engine.topology(), start_s=startup)
         # e.g. fewer cluster workers than P; said in table order, whatever order rounds ran in
         notes += sorted(engine.warnings, key=_table_rank(list(manifests)))
     except VerificationError:
@@ -510,8 +479,6 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
         raise _incomplete(
             state, spent, out_path, notes, topology, why=reason, more=" --time-budget SECONDS"
         )
-    if own_baseline:
-        notes.append("baseline: the F1 measurements themselves (shared-memory, threads = P = 1)")
     partial = state.to_run()
     base = partial.baseline or tuple(
         m for m in partial.measurements if m.table == "F1" and own_baseline
@@ -523,7 +490,7 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
         config=replace(partial.config, repeat=loop.timed_rounds_done()),
         notes=tuple(notes),
         status="complete",
-        stop_reason=reason,
+        stop=reason,
         calibration=cal,
         baseline=tuple(runfile.to_dict(m) for m in base),
     )
@@ -554,7 +521,7 @@ def _table_rank(names: list[str]):
 
 
 def _incomplete(
-    state, exc: BaseException, out_path: Path, notes, topology, why: str = "", more: str = ""
+    state, exc: BaseException, out_path: Path, notes, topology, why=None, more: str = ""
 ) -> BaseException:
     """Write what was measured as an incomplete run file; the exception to raise. why: the
     stop reason (default: from exc); more: what the resume command needs besides the file."""
@@ -563,15 +530,19 @@ def _incomplete(
         exc = KeyboardInterrupt()  # DuckDB's form of a ^C: the CLI says "interrupted", exit 130
     # one line: a DuckDB or Dask message can run to several
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    why = why or ("interrupted (^C)" if interrupted else f"failed: {first}")
+    why = why or runfile.Stop(
+        StopRule.INTERRUPTED if interrupted else StopRule.FAILED, text="" if interrupted else first
+    )
     if not state.reps and not state.warmups:
         state.close(remove=True)
-        return exc if interrupted or isinstance(exc, WisconsinError) else WisconsinError(why)
+        if interrupted or isinstance(exc, WisconsinError):
+            return exc
+        return WisconsinError(facts.stop_text(why))
     partial = state.to_run(
         finished_utc=store.utc_now(),
         notes=tuple(notes),
         status="incomplete",
-        stop_reason=why,
+        stop=why,
         **({"topology": topology} if topology is not None else {}),
     )
     path = journal.save_run(partial, out_path)
