@@ -305,9 +305,6 @@ def _table_dirs(opts: RunOptions, manifests) -> list[Path]:
 def resume_options(run: Run, out: Path, engine: EngineConfig, catalog: QueryCatalog) -> RunOptions:
     """The options an incomplete run was started with (engine: where and how it runs)."""
     c = run.config
-    baseline = not run.rounds or any(
-        label.startswith(schedule.BASELINE) for r in run.rounds for label in r.order
-    )
     return RunOptions(
         data_dir=c.data_dir,
         catalog=catalog,
@@ -326,9 +323,32 @@ def resume_options(run: Run, out: Path, engine: EngineConfig, catalog: QueryCata
         target_ci=c.target_ci or 0.10,
         time_budget_s=c.time_budget_s,
         order_seed=c.order_seed,
-        baseline=baseline,
+        baseline=c.single_thread != "not-asked",
         blocks=c.blocks or 1,  # a file from before blocks: the Loop never restarts workers
     )
+
+
+def resumed_options(
+    partial: Run, out: Path, catalog: QueryCatalog, timeout_s: float, tls: tuple
+) -> RunOptions:
+    """The options an incomplete run resumes with: its config's, on the engine it records
+    (the cluster's address resolved, with tls: (ca, cert, key) files)."""
+    c = partial.config
+    address, security = None, None
+    if c.cluster:
+        from wisconsin.cluster import resolve_target
+
+        address, security = resolve_target(c.cluster, *tls)
+    engine = EngineConfig(
+        threads_per_worker=c.threads_per_worker or 1,
+        memory_limit=c.memory_limit,
+        memory_fraction=c.memory_fraction,
+        timeout_s=timeout_s,
+        cluster=address,
+        security=security,
+        transport=c.transport or "direct",
+    )
+    return resume_options(partial, out, engine, catalog)
 
 
 def resume(
@@ -349,24 +369,7 @@ def resume(
     if time_budget_s is not None:
         state.base["config"]["time_budget_s"] = time_budget_s
     partial = state.to_run()
-    c = partial.config
-    address, security = None, None
-    if c.cluster:
-        from wisconsin.cluster import resolve_target
-
-        address, security = resolve_target(c.cluster, *tls)
-    # the CLI's default (no --memory-limit) splits each host's RAM per table: resume the same
-    default = c.memory_limit == engines.default_memory_limit(c.mode, c.partitions)
-    engine = EngineConfig(
-        threads_per_worker=c.threads_per_worker or 1,
-        memory_limit=c.memory_limit,
-        memory_fraction=0.6 if default else None,
-        timeout_s=timeout_s,
-        cluster=address,
-        security=security,
-        transport=c.transport or "direct",
-    )
-    opts = with_defaults(resume_options(partial, out_path, engine, catalog))
+    opts = with_defaults(resumed_options(partial, out_path, catalog, timeout_s, tls))
     validate(opts)
     manifests = load_tables(opts)
     for t in partial.tables:
