@@ -34,6 +34,13 @@ from wisconsin.jsonfields import (
 )
 from wisconsin.runfiles import facts, migrate
 from wisconsin.runfiles.facts import Durability, StopRule  # noqa: F401  (re-exported)
+from wisconsin.runfiles.machine import (  # noqa: F401  (re-exported: one schema, one import)
+    Environment,
+    HostInfo,
+    Preflight,
+    Topology,
+    WorkerRestart,
+)
 
 SCHEMA_VERSION = 3
 # Versions from_dict can read: older ones are migrated on load (runfiles.migrate).
@@ -150,78 +157,6 @@ class TableInfo:
     seed: Int
     generator_version: str
     rows_per_partition: tuple[Count, ...] = ()
-
-
-@dataclass(frozen=True)
-class Preflight:
-    """The noise check right before the run (wisconsin.measure.preflight)."""
-
-    governors: tuple[str, ...]  # cpufreq governors (() where none is exposed)
-    busy_cores: NonNegative  # other processes' CPU, in cores, over half a second
-    load_1m: NonNegative
-    swap_used_bytes: Count
-    cpu_quota: Positive | None  # cgroup v2 quota in cores; None: no quota
-    findings: tuple[str, ...]  # what may disturb the timings, in words
-
-
-@dataclass(frozen=True)
-class Environment:
-    tool_version: str
-    git_commit: str
-    python: str
-    duckdb: str
-    pyarrow: str
-    numpy: str
-    dask: str
-    distributed: str
-    os: str
-    hostname: str
-    cpu_model: str
-    usable_cores: AtLeastOne
-    memory_bytes: AtLeastOne
-    # The guest hands freed memory back to its host (Linux free page reporting, e.g.
-    # virtio-balloon on Firecracker): cold reads then fault pages in through the hypervisor.
-    # None: not recorded (older run files) or not knowable here.
-    free_page_reporting: bool | None = None
-    # The kernel pages out idle memory on its own (a DAMON `pageout` scheme): page cache a
-    # run left idle shrinks within minutes, and the freed pages go the host's way too.
-    proactive_reclaim: bool | None = None
-    preflight: Preflight | None = None  # None: not checked (files before 2026-11-25)
-
-
-@dataclass(frozen=True)
-class HostInfo:
-    host: str
-    workers: tuple[str, ...]
-    cores: AtLeastOne
-    memory_bytes: AtLeastOne
-    # per worker, in the order of workers (() = not recorded): Dask threads, and Dask memory
-    # limit in bytes (0 = none; DuckDB's "60%" default is then of memory_bytes)
-    worker_nthreads: tuple[AtLeastOne, ...] = ()
-    worker_memory_bytes: tuple[Count, ...] = ()
-
-
-@dataclass(frozen=True)
-class WorkerRestart:
-    """A worker process that died while the run used it (its nanny or the cluster started
-    another under the same name): seen when a table was opened or at the end of the run."""
-
-    worker: str
-    was: str  # its address before
-    now: str  # its address after; "" if it had left the scheduler
-
-
-@dataclass(frozen=True)
-class Topology:
-    """Where the work ran. Local modes have one host."""
-
-    scheduler: str  # "" for shared-memory, "local" for a LocalCluster, else the address
-    hosts: tuple[HostInfo, ...]
-    rtt_s: NonNegative | None = None  # measured coordinator <-> worker round trip (median)
-    worker_restarts: tuple[WorkerRestart, ...] = ()  # workers that died mid-run
-    # --- schema 3: seconds the engine took to start (P local workers up, or connected to
-    # the cluster) before the first round; None: not recorded
-    start_s: NonNegative | None = None
 
 
 @dataclass(frozen=True)
