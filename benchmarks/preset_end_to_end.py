@@ -67,7 +67,9 @@ def main() -> None:
         audit = subprocess.run([exe, "audit", str(run_path)], capture_output=True, text=True)
         disk = _du(data) + _du(runs)
         peak = max(bench["peak_rss"], worker_peak)
-        print(f"  run file {run_path} (status {doc.get('status')}, {doc.get('stop_reason')})")
+        stop = doc.get("stop") or {}  # why it stopped (run file schema 3: a field)
+        said = f"{stop.get('rule')} after {stop.get('rounds')} rounds"
+        print(f"  run file {run_path} (status {doc.get('status')}, {said})")
         print(f"  tables {', '.join(tables)}; queries {', '.join(queries)}; cache {caches}")
         print(f"  {len(ms)} measurements, {reps} timed repetitions")
         print(

@@ -91,7 +91,8 @@ def trial(data: Path, out: Path, delay: float) -> tuple[str, str]:
     if what == "no worker":
         return "no worker", verdict
     if doc.get("status") == "incomplete":
-        return "failed", f"{what}; {doc.get('stop_reason', '')[:90]}; audit exit {audit.returncode}"
+        why = (doc.get("stop") or {}).get("text", "")  # a failed run's error (schema 3)
+        return "failed", f"{what}; failed: {why[:82]}; audit exit {audit.returncode}"
     last_use = max(
         (r["dispatched_unix"] + r["wall_s"] for m in doc["measurements"]
          for r in m["repetitions"] if r.get("dispatched_unix")),

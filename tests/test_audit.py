@@ -107,7 +107,10 @@ def _recalibrate(data):
 @pytest.mark.parametrize(
     "rule, edit",
     [
-        ("run complete", lambda d: d.update(status="incomplete", stop_reason="failed: x")),
+        (
+            "run complete",
+            lambda d: d.update(status="incomplete", stop={"rule": "failed", "text": "x"}),
+        ),
         ("durability on", lambda d: d["config"].update(durability="WAL off")),
         (
             "repetitions interleaved",
@@ -330,7 +333,7 @@ def test_the_baseline_must_run_every_query(run_path, tmp_path):
 
 
 def test_an_empty_stop_reason_is_not_recorded(run_path, tmp_path):
-    rule = _complete(run_path, tmp_path, lambda d: d.update(stop_reason=""))
+    rule = _complete(run_path, tmp_path, lambda d: d.update(stop=None))
     assert not rule.ok and "stop reason not recorded" in rule.detail
 
 

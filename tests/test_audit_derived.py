@@ -483,7 +483,7 @@ def test_a_target_ci_stop_is_re_derived_round_by_round(target, ok):
 
     run = runfile.load(REFERENCE)
     cfg = replace(run.config, target_ci=target)
-    said = schedule.stop_reason(
+    said = schedule.stop_rule(
         run.measurements,
         10,
         min_reps=cfg.min_reps,
@@ -493,7 +493,8 @@ def test_a_target_ci_stop_is_re_derived_round_by_round(target, ok):
         next_round_s=0.0,
         time_budget_s=None,
     )
-    forged = replace(run, config=replace(cfg, max_reps=11), stop_reason=said or "x 10 rounds")
+    worded = runfile.Stop("worded", rounds=10, text="x 10 rounds")
+    forged = replace(run, config=replace(cfg, max_reps=11), stop=said or worded)
     rule = rule_rounds_complete(forged)
     assert rule.ok is ok, rule
     if ok:

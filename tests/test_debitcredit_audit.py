@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 
@@ -438,3 +440,35 @@ def test_pinning_reaches_threads_started_before_it():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [f"[{core}]", "[1]"]
+
+
+def test_each_oltp_rule_has_one_name_whether_it_judges_or_its_evidence_is_malformed():
+    """Issue 44: a rule whose evidence was malformed was named from its function
+    (`P=1 delivered`), the same rule judging from its own string (`P=1 delivered, not
+    offered`). Each is registered once, under one name."""
+    run = run_of(step([100] * 30))
+    names = [r.name for r in audit.oltp_rules(run)]
+    assert names == [f"P=1 {title}" for title, _ in audit.OLTP_RULES]
+    assert "P=1 delivered, not offered" in names and len(set(names)) == 6
+    res = dataclasses.replace(run.results[0], steps=None)  # no rule can read it
+    broken = audit.oltp_rules(dataclasses.replace(run, results=(res,)))
+    assert [r.name for r in broken] == names
+    malformed = {r.name for r in broken if r.detail.startswith("malformed evidence")}
+    assert {"P=1 steady", "P=1 delivered, not offered"} <= malformed, broken
+
+
+def test_a_version_2_files_durability_words_become_the_protocol_code(tmp_path):
+    from wisconsin.workloads.debitcredit import runfile
+
+    fixture = Path(__file__).parent / "fixtures" / "debitcredit_run.json"
+    raw = json.loads(fixture.read_text())
+    assert raw["schema_version"] == 2
+    assert raw["config"]["durability"] == runfile.DURABILITY_TEXT[runfile.DURABILITY]
+    run = runfile.load(fixture)
+    assert run.schema_version == runfile.SCHEMA_VERSION == 3
+    assert run.config.durability == runfile.DURABILITY
+    assert runfile.load(runfile.save(run, tmp_path / "again.json")) == run
+    raw["config"]["durability"] = "fsync, honest"  # words no bench wrote: kept, and failed
+    (tmp_path / "other.json").write_text(json.dumps(raw))
+    rule = {r.name: r for r in audit.audit_file(tmp_path / "other.json")}["durability stated"]
+    assert not rule.ok and rule.detail == "not the setting this tool runs with: 'fsync, honest'"

@@ -815,3 +815,17 @@ def test_the_thin_command_detectors():
     tree = ast.parse(code)
     assert _long_commands(tree, MAX_COMMAND_LINES) == [("long", 61)]
     assert _workload_comparisons(tree, ("wisconsin", "debitcredit")) == [139, 141, 143, 148]
+
+
+def test_no_audit_module_imports_the_measuring_layer():
+    """An audit judges the run file alone (issue 44: the Wisconsin audit imported the runner
+    for its durability sentence): no module named audit* or rules_* imports wisconsin.measure,
+    wherever the import is (a function, TYPE_CHECKING, a string)."""
+    audits = [m for m in _modules() if m.rpartition(".")[2].startswith(("audit", "rules_"))]
+    assert f"{PKG}.workloads.wisconsin.audit" in audits and len(audits) >= 5, audits
+    bad = [
+        f"{e.path.relative_to(BASE)}:{e.line} imports {dst}"
+        for (src, dst), e in _edges().items()
+        if src in audits and (dst == f"{PKG}.measure" or dst.startswith(f"{PKG}.measure."))
+    ]
+    assert bad == []

@@ -6,12 +6,12 @@ rounds re-derived from the recorded stop rule's seeds). Each workload supplies i
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from wisconsin import WisconsinError
 from wisconsin.analysis import schedule
+from wisconsin.runfiles.facts import StopRule
 from wisconsin.runfiles.runfile import Measurement, Run
 
 
@@ -166,9 +166,6 @@ def rule_interleaved(run: Run) -> Rule:
     )
 
 
-ROUNDS_SAID = re.compile(r"(\d+) rounds")
-
-
 def _truncated(run: Run, k: int) -> list[Measurement]:
     """The measurements as the stop rule saw them after timed round k."""
     return [
@@ -178,19 +175,17 @@ def _truncated(run: Run, k: int) -> list[Measurement]:
 
 
 def _stop_problems(run: Run, done: int) -> list[str]:
-    """The recorded stop reason against the stop rule re-run on the file's own times after
-    each round: it must not have stopped earlier, and must stop here for the reason given.
-    A time budget's stop is checked for its round count only (elapsed time is the clock's)."""
-    c, reason = run.config, run.stop_reason
+    """The recorded stop against the stop rule re-run on the file's own times after each
+    round: it must not have stopped earlier, and must stop here for the reason recorded
+    (the same rule, rounds and setting: the same stop reason in words). A time budget's stop
+    is checked for its round count only (elapsed time is the clock's)."""
+    c, stop = run.config, run.stop
     if c.min_reps is None or c.max_reps is None or c.target_ci is None:
         return ["the stop rule's settings (--min-reps, --max-reps, --target-ci) not recorded"]
-    said = ROUNDS_SAID.search(reason)
-    if said is None:
-        return [f"stop reason {reason!r} names no round count"]
-    if int(said.group(1)) != done:
-        return [f"stop reason says {said.group(1)} rounds, the file holds {done}"]
-
-    flag = "--repeat" if "(--repeat " in reason else "--max-reps"  # as the user typed it
+    if stop is None or stop.rounds is None:
+        return [f"stop reason {run.stop_reason!r} names no round count"]
+    if stop.rounds != done:
+        return [f"stop reason says {stop.rounds} rounds, the file holds {done}"]
 
     def rule_at(k: int) -> str:
         cut = replace(run, measurements=_truncated(run, k))
@@ -204,7 +199,7 @@ def _stop_problems(run: Run, done: int) -> list[str]:
             next_round_s=0.0,
             time_budget_s=None,  # a budget only stops sooner: earlier rounds must go on
             blocks=cut.times_by_block if c.blocks else None,
-            max_flag=flag,
+            max_flag=stop.flag or "--max-reps",  # as the user typed it
         )
 
     per_block = c.block_rounds or 1  # the runner asks the rule at the end of a block only
@@ -214,13 +209,13 @@ def _stop_problems(run: Run, done: int) -> list[str]:
         early = rule_at(k)
         if early:
             return [f"the stop rule stops after round {k} ({early}), yet {done} rounds are held"]
-    if reason.startswith("time budget:"):
+    if stop.rule == StopRule.TIME_BUDGET:
         return []
     again = rule_at(done)
-    if again != reason:
+    if again != run.stop_reason:
         return [
             f"after {done} rounds the stop rule gives {again or 'another round'!r}, the file "
-            f"says {reason!r}"
+            f"says {run.stop_reason!r}"
         ]
     return []
 

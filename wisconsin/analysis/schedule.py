@@ -13,7 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from wisconsin.analysis import metrics, stats
-from wisconsin.runfiles.runfile import Measurement
+from wisconsin.runfiles.facts import StopRule, stop_text
+from wisconsin.runfiles.runfile import Measurement, Stop
 
 # A point is harness-dominated (not a headline ratio) below either bound (issue 8); the
 # bounds and the rule live in wisconsin.analysis.metrics, these are their names here.
@@ -129,7 +130,7 @@ def headline_ratios(measurements: Iterable[Measurement], blocks=None) -> list[He
     return out
 
 
-def stop_reason(
+def stop_rule(
     measurements: Sequence[Measurement],
     rounds_done: int,
     *,
@@ -141,29 +142,29 @@ def stop_reason(
     time_budget_s: float | None,
     blocks=None,
     max_flag: str = "--max-reps",
-) -> str:
-    """Why to stop after rounds_done timed rounds, or "" to run another round. max_flag:
-    the option the user set max_reps with, echoed as typed (--repeat sets it too)."""
-    if rounds_done >= max_reps:
-        return f"max reps: {rounds_done} rounds ({max_flag} {max_reps})"
+) -> Stop | None:
+    """Why to stop after rounds_done timed rounds, or None to run another round. max_flag:
+    the option the user set max_reps with (--repeat sets it too)."""
+    n = rounds_done
+    if n >= max_reps:
+        return Stop(StopRule.MAX_REPS, n, max_reps, flag=max_flag)
     if time_budget_s is not None and elapsed_s + next_round_s > time_budget_s:
-        short = f" (fewer than --min-reps {min_reps})" if rounds_done < min_reps else ""
-        return (
-            f"time budget: {rounds_done} rounds in {elapsed_s:.0f} s; another (~{next_round_s:.0f} s)"
-            f" would pass --time-budget {time_budget_s:.0f} s{short}"
-        )
-    if rounds_done < min_reps:
-        return ""
+        short = min_reps if n < min_reps else None
+        return Stop(
+            StopRule.TIME_BUDGET, n, time_budget_s, elapsed_s=elapsed_s,
+            next_round_s=next_round_s, short_of=short,
+        )  # fmt: skip
+    if n < min_reps:
+        return None
     heads = headline_ratios(measurements, blocks)
     if not heads:
-        return (
-            f"min reps: {rounds_done} rounds (--min-reps {min_reps}); no headline ratio to "
-            "narrow (every ratio has a harness-dominated point, or one P per kind)"
-        )
+        return Stop(StopRule.MIN_REPS, n, min_reps)
     wide = [h for h in heads if h.half_width is None or h.half_width > target_ci]
     if not wide:
-        return (
-            f"target CI met: all {len(heads)} headline ratios within +-{target_ci:.0%} "
-            f"after {rounds_done} rounds"
-        )
-    return ""
+        return Stop(StopRule.TARGET_CI, n, target_ci, headlines=len(heads))
+    return None
+
+
+def stop_reason(measurements: Sequence[Measurement], rounds_done: int, **settings) -> str:
+    """stop_rule's verdict in words, or "" to run another round."""
+    return stop_text(stop_rule(measurements, rounds_done, **settings)) or ""

@@ -38,6 +38,7 @@ from wisconsin.cluster import (
 from wisconsin.cluster.logs import DaskLogs
 from wisconsin.engines import channel, commit, worker
 from wisconsin.engines.base import NOOP, EngineConfig, StepResult, timed_update, units_bytes_read
+from wisconsin.runfiles import facts
 from wisconsin.runfiles.runfile import HostInfo, Topology, WorkerRestart
 from wisconsin.statement import BindableQuery, Statement
 from wisconsin.store import Manifest, partition_path
@@ -108,20 +109,8 @@ class SharedNothingEngine:
 
     @property
     def transport_note(self) -> str:
-        """What carried the timed statements, for the run file's notes."""
-        if self.transport == "direct":
-            return (
-                "transport: timed statements (with the empty statement of overhead_s and the "
-                "update's prepare/commit/abort) and the reset, eviction and verification "
-                "around them went over a direct socket per partition (--transport direct); "
-                "Dask started the workers and opened, closed and recovered the tables"
-            )
-        if self.config.transport == "direct":
-            return (
-                "transport: timed statements went as pinned Dask tasks: the cluster is TLS "
-                "and the direct socket is not encrypted"
-            )
-        return "transport: timed statements went as pinned Dask tasks (--transport dask)"
+        """What carried the timed statements, in the words of a run file's report."""
+        return facts.transport_text(self.config.transport, self.transport)
 
     # ------------------------------------------------------------------ lifecycle
 

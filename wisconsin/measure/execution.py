@@ -301,7 +301,7 @@ class Loop:
             if r["index"] > 0 and labels <= self.state.done_in_round(r["index"])
         )
 
-    def loop(self) -> str:
+    def loop(self) -> runfile.Stop:
         """Timed rounds in whole blocks until the stopping rule, asked at block ends only
         (a block is a replicate: a part of one would weigh like a whole)."""
         o = self.opts
@@ -316,7 +316,7 @@ class Loop:
             n = self.timed_rounds_done()
             if n % k == 0 or n >= hi:
                 run = self.state.to_run()
-                reason = schedule.stop_reason(
+                reason = schedule.stop_rule(
                     run.measurements,
                     n,
                     min_reps=lo,

@@ -14,6 +14,10 @@ Timing method (the TP1 pitfalls are the checklist; docs/methodology.md maps them
 - rounds go on until every headline ratio is narrow enough, --max-reps, or --time-budget;
 - every execution is journaled as it finishes (wisconsin.measure.journal): a failed or interrupted
   run leaves an "incomplete" run file that `run --resume` continues.
+
+What the run holds while it measures (its tables, read once; its engines, stopped whatever
+happens) is wisconsin.measure.session's; the configuration is derived from the options once
+(wisconsin.measure.options.run_config).
 """
 
 from __future__ import annotations
@@ -29,172 +33,35 @@ from wisconsin import VerificationError, WisconsinError, engines, interrupts, st
 from wisconsin.analysis import schedule
 from wisconsin.analysis.schedule import Step
 from wisconsin.cluster import logs
-from wisconsin.engines.base import Engine, EngineConfig
-from wisconsin.measure import environment, journal
+from wisconsin.measure import calibrate, environment, journal
 from wisconsin.measure.catalog import QueryCatalog
 from wisconsin.measure.execution import ColdNotProven, Loop, Progress, Target  # noqa: F401
-from wisconsin.measure.options import RunOptions
-from wisconsin.runfiles import runfile
-from wisconsin.runfiles.runfile import Run, RunConfig, TableInfo
+from wisconsin.measure.options import (  # noqa: F401  (re-exported: the CLI and tests use them)
+    CACHES,
+    RunOptions,
+    engine_config,
+    resume_options,
+    run_config,
+    validate,
+    with_defaults,
+)
+from wisconsin.measure.session import Session, Tables, make_engine, own_partitions, partitions_of  # noqa: F401
+from wisconsin.runfiles import facts, runfile
+from wisconsin.runfiles.facts import StopRule
+from wisconsin.runfiles.runfile import Run, TableInfo
 from wisconsin.store import check as store_check
 from wisconsin.store import lock
 from wisconsin.store.expect import expected_answers
 
-# audit.rule_durability accepts this text word for word: when changing it, keep the old one
-# in audit.DURABILITY_WORDINGS so the files already written still pass.
-DURABILITY = (
-    "durability on: each partition commits through DuckDB's WAL (COMMIT fsyncs it); the "
-    "cross-partition update's commit decision is fsynced by the coordinator before any "
-    "partition commits; the update and its untimed undo are one recoverable unit (an fsynced "
-    "intent before the update; opening a table restores its generated state and verifies its "
-    "digests); every partition is checked against its manifest before timing; inserts into "
-    "result tables are autocommitted"
-)
-CACHES = runfile.CACHE_STATES
+# The commit protocol this runner runs with (audit.rule_durability knows every one a runner
+# of this tool has run with; facts.DURABILITY_TEXT says it in words).
+DURABILITY = runfile.Durability.WAL_DECISION_UNIT
 MODES = engines.MODES
-
-
-def make_engine(mode: str, config: EngineConfig) -> Engine:
-    return engines.make_engine(mode, config)
 
 
 def available_partitions(data_dir: str, kinds) -> tuple[int, ...]:
     """Partition counts generated in data_dir for every one of kinds."""
-    found = store.tables_in(data_dir).values()
-    counts = [{p for k, p in found if k == kind} for kind in kinds]
-    return tuple(sorted(set.intersection(*counts))) if counts else ()
-
-
-def own_partitions(data_dir: str, kinds) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
-    """(partitions, g_partitions) generated in data_dir: each kind's own counts when G's
-    are some of F's (a calibrated bench's G tables stop at the cores), else the counts
-    every kind has and g_partitions None."""
-    if set(kinds) == {"F", "G"}:
-        f, g = available_partitions(data_dir, ["F"]), available_partitions(data_dir, ["G"])
-        if g and set(g) < set(f):
-            return f, g
-    return available_partitions(data_dir, kinds), None
-
-
-def load_tables(opts: RunOptions) -> dict[str, store.Manifest]:
-    """Manifests of every table the run needs; a clear error for any missing one."""
-    manifests = {}
-    have = store.tables_in(opts.data_dir)
-    for kind, p in opts.tables():
-        tdir = Path(opts.data_dir) / f"{kind}{p}"
-        if f"{kind}{p}" not in have:
-            found = f"it holds {', '.join(have)}" if have else "it holds no tables"
-            raise WisconsinError(
-                f"table {kind}{p} is not generated in {opts.data_dir} ({found}): "
-                "generate it with the same --rows and --seed, or choose --tables and "
-                "--partitions to match"
-            )
-        manifests[f"{kind}{p}"] = store.read_manifest(tdir)
-    seeds = {m.seed for m in manifests.values()}
-    if len(seeds) > 1:
-        raise WisconsinError(f"tables in {opts.data_dir} have different seeds {sorted(seeds)}")
-    return manifests
-
-
-def with_defaults(opts: RunOptions) -> RunOptions:
-    """opts with the catalog's query list and scan variant where none was given."""
-    if opts.catalog is None:
-        raise WisconsinError("RunOptions.catalog is required: the workload's queries")
-    return replace(
-        opts,
-        queries=opts.catalog.default if opts.queries is None else opts.queries,
-        scan_variant=opts.scan_variant or opts.catalog.default_scan_variant,
-    )
-
-
-def validate(opts: RunOptions) -> None:
-    """A mistake in opts as one line."""
-    from wisconsin.engines.duckdb_session import check_memory_limit
-
-    opts = with_defaults(opts)
-
-    check_memory_limit(opts.engine.memory_limit)
-    engines.kind(opts.mode)  # unknown: one line
-    engines.check_cluster(opts.mode, opts.engine.cluster)
-    if opts.cache not in CACHES:
-        raise WisconsinError(f"unknown cache state {opts.cache!r}; choose from cold, warm")
-    variants = opts.catalog.scan_variants
-    if opts.scan_variant not in variants:
-        raise WisconsinError(
-            f"unknown scan variant {opts.scan_variant!r}; choose from {', '.join(variants)}"
-        )
-    lo, hi = opts.reps
-    if lo < 1 or opts.warmup < 0:
-        raise WisconsinError("--min-reps/--repeat must be >= 1, --warmup >= 0")
-    if hi < lo:
-        raise WisconsinError(f"--max-reps {hi} is below --min-reps {lo}: give max >= min")
-    if opts.target_ci <= 0 or (opts.time_budget_s is not None and opts.time_budget_s <= 0):
-        raise WisconsinError("--target-ci and --time-budget must be positive")
-    known = opts.catalog.names()
-    bad = [q for q in opts.queries if q not in known]
-    if bad:
-        raise WisconsinError(f"unknown query {', '.join(bad)}; choose from {', '.join(known)}")
-
-
-def _calibration(run: Run, cores: int, probes: dict) -> runfile.Calibration:
-    by_p: dict[int, list[float]] = {}
-    for m in run.measurements:
-        for r in m.repetitions:
-            if r.overhead_s is not None:
-                by_p.setdefault(m.partitions, []).append(r.overhead_s)
-    from wisconsin.analysis.stats import median
-
-    # the fastest repetition: a bound must be optimistic, and on a shared machine the median
-    # single-thread time includes other work's interference (a real point beat it)
-    rates = tuple((m.query, m.rows / min(m.times)) for m in run.baseline if m.times)
-    return runfile.Calibration(
-        measured_utc=store.utc_now(),
-        cores=cores,
-        storage_read_bytes_per_s=probes.get("storage"),
-        memory_read_bytes_per_s=probes.get("memory"),
-        scan_rows_per_s=rates,
-        dispatch_s=tuple((p, median(v)) for p, v in sorted(by_p.items())),
-        notes=tuple(probes.get("notes", ())),
-    )
-
-
-def _probe_machine(manifest: store.Manifest | None, table_dir: str) -> dict:
-    """Storage and memory read rates (wisconsin.measure.calibrate), untimed, a few seconds."""
-    out: dict = {"notes": []}
-    try:
-        from wisconsin.measure import calibrate
-    except ImportError:
-        out["notes"].append("storage and memory bandwidth not measured (no calibrate module)")
-        return out
-    if manifest is not None:
-        path = store.partition_path(table_dir, manifest.parts[0])
-        try:
-            from wisconsin.measure.environment import usable_cores
-
-            # The bound must hold for P partitions reading at once: the best of one stream
-            # and one per core (parallel readers were measured 1.3-2x faster on a VM disk).
-            cores = max(1, usable_cores())
-            rates = {
-                k: calibrate.storage_read_bytes_per_s(str(path), streams=k) for k in {1, cores}
-            }
-            found = [r for r in rates.values() if r]
-            out["storage"] = max(found) if found else None
-            out["notes"].append(
-                f"storage read rate: the best of {sorted(rates)} parallel sequential stream(s) "
-                f"over evicted {path} ("
-                + ", ".join(f"{k}: {(r or 0) / 2**20:.0f} MB/s" for k, r in sorted(rates.items()))
-                + ")"
-            )
-        except Exception as exc:  # a probe that cannot run leaves its field None
-            out["notes"].append(f"storage read rate not measured: {exc}")
-    try:
-        out["memory"] = calibrate.memory_read_bytes_per_s()
-    except Exception as exc:
-        out["notes"].append(f"memory read rate not measured: {exc}")
-    return out
-
-
-# --------------------------------------------------------------------------- the run
+    return partitions_of(store.tables_in(data_dir), kinds)
 
 
 def default_run_path(out: str, mode: str) -> Path:
@@ -209,47 +76,24 @@ def default_run_path(out: str, mode: str) -> Path:
     return p / f"{stamp}-{host}-{mode}.json"
 
 
-def _config(opts: RunOptions, seed: int, order_seed: int) -> RunConfig:
-    lo, hi = opts.reps
-    return RunConfig(
-        mode=opts.mode,
-        cluster=opts.engine.cluster,
-        data_dir=os.path.abspath(opts.data_dir),
-        kinds=opts.kinds,
-        partitions=opts.partitions,
-        g_partitions=opts.g_partitions,
-        queries=opts.queries,
-        scan_variant=opts.scan_variant,
-        scan_settings=opts.catalog.scan_settings(opts.scan_variant),
-        repeat=0,  # the timed rounds run: filled in when the run ends
-        warmup=opts.warmup,
-        seed=seed,
-        # shared-memory runs one DuckDB whose threads = P of each table: recorded as 0
-        threads_per_worker=opts.engine.threads_per_worker if opts.mode == "shared-nothing" else 0,
-        memory_limit=opts.engine.memory_limit,
-        durability=DURABILITY,
-        cache=opts.cache,
-        interleaved=True,
-        order_seed=order_seed,
-        min_reps=lo,
-        max_reps=hi,
-        target_ci=opts.target_ci,
-        time_budget_s=opts.time_budget_s,
-        blocks=opts.blocks,
-        block_rounds=opts.block_rounds,
-        transport=opts.engine.transport if opts.mode == "shared-nothing" else "",
-    )
-
-
-def _skeleton(opts: RunOptions, manifests: dict[str, store.Manifest]) -> dict:
-    first = next(iter(manifests.values()))
+def _skeleton(opts: RunOptions, tables: Tables) -> dict:
+    """The run file before its first round (the journal's base record)."""
+    first = next(iter(tables.manifests.values()))
     order_seed = opts.order_seed if opts.order_seed is not None else time.time_ns() % 2**31
+    config = run_config(
+        opts,
+        seed=first.seed,
+        order_seed=order_seed,
+        durability=DURABILITY,
+        interleaved=True,
+        single_thread=tables.single_thread(opts),
+    )
     run = Run(
         schema_version=runfile.SCHEMA_VERSION,
         started_utc=store.utc_now(),
         finished_utc="",
         environment=environment.capture(),
-        config=_config(opts, first.seed, order_seed),
+        config=config,
         topology=runfile.Topology(scheduler="", hosts=()),
         tables=tuple(
             TableInfo(
@@ -261,7 +105,7 @@ def _skeleton(opts: RunOptions, manifests: dict[str, store.Manifest]) -> dict:
                 generator_version=m.generator_version,
                 rows_per_partition=m.rows_per_partition,
             )
-            for m in manifests.values()
+            for m in tables.manifests.values()
         ),
         measurements=(),
         status="incomplete",
@@ -272,8 +116,9 @@ def _skeleton(opts: RunOptions, manifests: dict[str, store.Manifest]) -> dict:
 @lock.locked("opts")  # before the journal exists: a refused run leaves nothing behind
 def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     """Measure, verify, save; return the run and the run file's path."""
+    listing = store.tables_in(opts.data_dir)  # the data directory, listed once for the run
     if opts.partitions is None:
-        found, g_found = own_partitions(opts.data_dir, opts.kinds)
+        found, g_found = own_partitions(listing, opts.kinds)
         if not found:
             raise WisconsinError(
                 f"no {' and '.join(opts.kinds)} tables in {opts.data_dir}: run "
@@ -287,54 +132,25 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
         raise WisconsinError(f"{out_path} already exists; run files are never overwritten")
     store.check_writable(out_path.parent, f"--out {opts.out}")
     logs.say_swept(out_path.parent)  # log directories of runs killed there
-    manifests = load_tables(opts)
-    with lock.hold_tables(_table_dirs(opts, manifests)):
-        _check_tables(opts, manifests)
-        base = _skeleton(opts, manifests)
+    tables = Tables.read(opts, listing)
+    with lock.hold_tables(_table_dirs(tables)):
+        _check_tables(tables)
+        base = _skeleton(opts, tables)
         created = not out_path.parent.exists()
         out_path.parent.mkdir(parents=True, exist_ok=True)
         state = journal.RunState(base, journal.journal_path(out_path))
         try:
-            return _execute(state, opts, manifests, out_path, progress, elapsed_before=0.0)
+            return _execute(state, opts, tables, out_path, progress, elapsed_before=0.0)
         except BaseException:
             if created and not any(out_path.parent.iterdir()):  # a run that kept nothing
                 out_path.parent.rmdir()
             raise
 
 
-def _table_dirs(opts: RunOptions, manifests) -> list[Path]:
+def _table_dirs(tables: Tables) -> list[Path]:
     """The run's tables and the baseline's F1 (hold() skips one that does not exist): a run
     holds each one's own lock, so a table reached through a symlink is not shared."""
-    return [Path(opts.data_dir) / name for name in {*manifests, "F1"}]
-
-
-def resume_options(run: Run, out: Path, engine: EngineConfig, catalog: QueryCatalog) -> RunOptions:
-    """The options an incomplete run was started with (engine: where and how it runs)."""
-    c = run.config
-    baseline = not run.rounds or any(
-        label.startswith(schedule.BASELINE) for r in run.rounds for label in r.order
-    )
-    return RunOptions(
-        data_dir=c.data_dir,
-        catalog=catalog,
-        mode=c.mode,
-        kinds=c.kinds,
-        partitions=c.partitions,
-        g_partitions=c.g_partitions,
-        queries=c.queries,
-        scan_variant=c.scan_variant,
-        warmup=c.warmup,
-        out=str(out),
-        engine=engine,
-        cache=c.cache,
-        min_reps=c.min_reps or 1,
-        max_reps=c.max_reps or c.min_reps or 1,
-        target_ci=c.target_ci or 0.10,
-        time_budget_s=c.time_budget_s,
-        order_seed=c.order_seed,
-        baseline=baseline,
-        blocks=c.blocks or 1,  # a file from before blocks: the Loop never restarts workers
-    )
+    return [tables.dir(name) for name in {*tables.manifests, "F1"}]
 
 
 def resume(
@@ -355,150 +171,109 @@ def resume(
     if time_budget_s is not None:
         state.base["config"]["time_budget_s"] = time_budget_s
     partial = state.to_run()
+    opts = with_defaults(resumed_options(partial, out_path, catalog, timeout_s, tls))
+    validate(opts)
+    tables = Tables.read(opts)
+    for t in partial.tables:
+        m = tables.manifests.get(t.name)
+        if m is None or (m.rows, m.partitions, m.seed) != (t.rows, t.partitions, t.seed):
+            raise WisconsinError(f"{t.name} in {opts.data_dir} is not the table this run measured")
+    with lock.hold_tables(_table_dirs(tables)):
+        _check_tables(tables)
+        state.base["notes"] = [*state.base.get("notes", []), _resumed(partial, time_budget_s)]
+        journal.journal_path(out_path).unlink(missing_ok=True)
+        state = journal.RunState(runfile.to_dict(state.to_run()), journal.journal_path(out_path))
+        before = _elapsed(partial)
+        return _execute(state, opts, tables, out_path, progress, elapsed_before=before)
+
+
+def resumed_options(
+    partial: Run, out: Path, catalog: QueryCatalog, timeout_s: float, tls: tuple
+) -> RunOptions:
+    """The options an incomplete run resumes with: its config's, on the engine it records
+    (the cluster's address resolved, with tls: (ca, cert, key) files)."""
     c = partial.config
     address, security = None, None
     if c.cluster:
         from wisconsin.cluster import resolve_target
 
         address, security = resolve_target(c.cluster, *tls)
-    # the CLI's default (no --memory-limit) splits each host's RAM per table: resume the same
-    default = c.memory_limit == engines.default_memory_limit(c.mode, c.partitions)
-    engine = EngineConfig(
-        threads_per_worker=c.threads_per_worker or 1,
-        memory_limit=c.memory_limit,
-        memory_fraction=0.6 if default else None,
-        timeout_s=timeout_s,
-        cluster=address,
-        security=security,
-        transport=c.transport or "direct",
+    engine = engine_config(c, timeout_s=timeout_s, cluster=address, security=security)
+    return resume_options(partial, out, engine, catalog)
+
+
+def _elapsed(partial: Run) -> float:
+    """Seconds the run had spent, from its first round's start to its last dispatch."""
+    stamps = [r.dispatched_unix or 0.0 for m in partial.measurements for r in m.repetitions]
+    first = [r.started_utc for r in partial.rounds if r.started_utc]
+    if not stamps or not first:
+        return 0.0
+    return max(0.0, max(stamps) - datetime.fromisoformat(first[0]).timestamp())
+
+
+def _resumed(partial: Run, time_budget_s: float | None) -> str:
+    return (
+        f"resumed at {store.utc_now()} after {len(partial.rounds)} rounds had started "
+        f"({partial.stop_reason or 'the run had stopped'})"
+        + (f" with --time-budget {time_budget_s:g} s" if time_budget_s is not None else "")
     )
-    opts = with_defaults(resume_options(partial, out_path, engine, catalog))
-    validate(opts)
-    manifests = load_tables(opts)
-    for t in partial.tables:
-        m = manifests.get(t.name)
-        if m is None or (m.rows, m.partitions, m.seed) != (t.rows, t.partitions, t.seed):
-            raise WisconsinError(f"{t.name} in {opts.data_dir} is not the table this run measured")
-    with lock.hold_tables(_table_dirs(opts, manifests)):
-        _check_tables(opts, manifests)
-        stamps = [r.dispatched_unix or 0.0 for m in partial.measurements for r in m.repetitions]
-        first = [r.started_utc for r in partial.rounds if r.started_utc]
-        before = 0.0
-        if stamps and first:
-            before = max(0.0, max(stamps) - datetime.fromisoformat(first[0]).timestamp())
-        state.base["notes"] = [
-            *state.base.get("notes", []),
-            f"resumed at {store.utc_now()} after {len(partial.rounds)} rounds had started "
-            f"({partial.stop_reason or 'the run had stopped'})"
-            + (f" with --time-budget {time_budget_s:g} s" if time_budget_s is not None else ""),
-        ]
-        journal.journal_path(out_path).unlink(missing_ok=True)
-        state = journal.RunState(runfile.to_dict(state.to_run()), journal.journal_path(out_path))
-        return _execute(state, opts, manifests, out_path, progress, elapsed_before=before)
 
 
-def _check_tables(opts: RunOptions, manifests) -> None:
+def _check_tables(tables: Tables) -> None:
     """Every partition against its manifest, before anything is written or timed."""
-    for name, m in manifests.items():
-        store_check.check_table(Path(opts.data_dir) / name, m)
+    for name, m in tables.manifests.items():
+        store_check.check_table(tables.dir(name), m)
 
 
-def _targets(opts: RunOptions, manifests, engine, baseline_engine) -> dict[str, Target]:
-    expect = {name: expected_answers(m) for name, m in manifests.items()}
+def _targets(tables: Tables, session: Session) -> dict[str, Target]:
+    expect = {name: expected_answers(m) for name, m in tables.manifests.items()}
     targets = {
-        name: Target(engine, m, str(Path(opts.data_dir) / name), expect[name])
-        for name, m in manifests.items()
+        name: Target(session.engine, m, str(tables.dir(name)), expect[name])
+        for name, m in tables.manifests.items()
     }
-    if baseline_engine is not None:
-        f1 = manifests.get("F1") or store.read_manifest(Path(opts.data_dir) / "F1")
+    if session.baseline is not None:
+        f1 = tables.f1
         exp = expect.get("F1") or expected_answers(f1)
-        targets[f"{schedule.BASELINE}:F1"] = Target(
-            baseline_engine, f1, str(Path(opts.data_dir) / "F1"), exp
-        )
+        label = f"{schedule.BASELINE}:F1"
+        targets[label] = Target(session.baseline, f1, str(tables.dir("F1")), exp)
     return targets
 
 
+def _steps(opts: RunOptions, tables: Tables, separate: bool) -> list[Step]:
+    steps = [Step(name, q) for name in tables.manifests for q in opts.queries]
+    return steps + ([Step("F1", q, True) for q in opts.queries] if separate else [])
+
+
 @lock.locked("opts")  # one run per data directory (run and resume both come here)
-def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tuple[Run, Path]:
+def _execute(state, opts, tables, out_path, progress, elapsed_before) -> tuple[Run, Path]:
+    config = state.base["config"]
+    config["single_thread"] = tables.single_thread(opts)
+    separate = config["single_thread"] == "separate"
     notes = list(state.base.get("notes", []))
-    have_f1 = "F1" in store.tables_in(opts.data_dir)
-    # shared-memory on F1 is one in-process DuckDB thread: it is its own baseline
-    own_baseline = opts.mode == "shared-memory" and "F1" in manifests
-    separate = opts.baseline and have_f1 and not own_baseline
-    if opts.baseline and not have_f1:
-        notes.append(
-            f"no single-thread baseline: F1 is not generated in {opts.data_dir} "
-            "(generate --kind F --partitions 1)"
-        )
-    if opts.engine.memory_fraction is not None:
-        said = (
-            f"DuckDB memory_limit: {opts.engine.memory_fraction:.0%} of each host's RAM split "
-            "among the open table's instances on it (config.memory_limit is only the fallback)"
-        )
-        notes += [said] if said not in notes else []  # a resumed run has it already
-    engine = make_engine(opts.mode, replace(opts.engine, log_dir=str(out_path.parent)))
-    base_engine = (
-        make_engine("shared-memory", replace(opts.engine, cluster=None)) if separate else None
-    )
-    steps = [Step(name, q) for name in manifests for q in opts.queries]
-    steps += [Step("F1", q, True) for q in opts.queries] if separate else []
-    ram = state.base["environment"]["memory_bytes"]
-    probes, topology = {}, None
-    try:
-        targets = _targets(opts, manifests, engine, base_engine)
-        first = targets.get("F1") or next(iter(targets.values()))
-        probes = _probe_machine(first.manifest, first.table_dir)
-        startup = engine.start(max(p for _, p in opts.tables()))
-        if base_engine is not None:
-            base_engine.start(1)
-        if opts.engine.cluster:
-            notes.append(
-                f"cluster {opts.engine.cluster}: connected in {startup:.2f} s; each partition "
-                "ran on the worker its table's manifest placed it on (see topology)"
+    rates, topology = {}, None
+    with Session(opts, out_path.parent, separate) as session:
+        config["transport_used"] = session.transport_used
+        try:
+            targets = _targets(tables, session)
+            first = targets.get("F1") or next(iter(targets.values()))
+            rates = calibrate.machine_rates(first.manifest, first.table_dir)
+            session.start()
+            ram = state.base["environment"]["memory_bytes"]
+            if opts.engine.cluster:
+                topology = session.topology()
+                ram = sum(h.memory_bytes for h in topology.hosts) or ram
+            steps = _steps(opts, tables, separate)
+            loop = Loop(
+                state, targets, steps, opts, ram, progress, elapsed_before, session.new_block
             )
-            topology = engine.topology()
-            ram = sum(h.memory_bytes for h in topology.hosts) or ram
-            notes.append(
-                "blocks: the cluster's workers are shared and were not restarted between "
-                "blocks; each block has its own shuffled order and cold state"
-            )
-        elif opts.mode == "shared-nothing":
-            notes.append(
-                f"{max(p for _, p in opts.tables())} workers started in {startup:.2f} s, afresh for each "
-                f"block of {opts.block_rounds} round(s); a worker that died within a block "
-                "is listed in the topology (worker_restarts); a table of P partitions used "
-                "the first P (as in the spec)"
-            )
-        if opts.mode == "shared-memory":
-            notes.append(
-                "blocks: one process throughout (it cannot restart itself); each table "
-                "opening starts a fresh DuckDB instance, each block its own shuffled order"
-            )
-        if hasattr(engine, "transport_note") and engine.transport_note not in notes:
-            notes.append(engine.transport_note)  # which path carried the timed statements
-
-        def new_block() -> float | None:
-            """Fresh worker processes for the next block (a local cluster's nannies and
-            workers restarted: the seconds it took); None where the workers stay (one
-            process, or a shared cluster's workers)."""
-            if opts.mode == "shared-nothing" and not opts.engine.cluster:
-                return engine.start(max(p for _, p in opts.tables()))
-            return None
-
-        loop = Loop(state, targets, steps, opts, ram, progress, elapsed_before, new_block)
-        reason = loop.loop()
-        topology = engine.topology()
-        # e.g. fewer cluster workers than P; said in table order, whatever order rounds ran in
-        notes += sorted(engine.warnings, key=_table_rank(list(manifests)))
-    except VerificationError:
-        state.close(remove=True)  # a wrong answer voids the run: nothing is kept
-        raise
-    except BaseException as exc:
-        raise _incomplete(state, exc, out_path, notes, topology) from None
-    finally:
-        engine.stop()
-        if base_engine is not None:
-            base_engine.stop()
+            stop = loop.loop()
+            topology = session.topology()
+            notes += session.warnings(list(tables.manifests))
+        except VerificationError:
+            state.close(remove=True)  # a wrong answer voids the run: nothing is kept
+            raise
+        except BaseException as exc:
+            raise _incomplete(state, exc, out_path, notes, topology) from None
     try:
         interrupts.check()  # a ^C discarded after the last round (e.g. in engine.stop)
     except KeyboardInterrupt as exc:
@@ -507,32 +282,32 @@ def _execute(state, opts, manifests, out_path, progress, elapsed_before) -> tupl
         spent = WisconsinError(
             f"the time budget ({opts.time_budget_s:g} s) ran out before the first timed round"
         )
-        raise _incomplete(
-            state, spent, out_path, notes, topology, why=reason, more=" --time-budget SECONDS"
-        )
-    if own_baseline:
-        notes.append("baseline: the F1 measurements themselves (shared-memory, threads = P = 1)")
+        more = " --time-budget SECONDS"
+        raise _incomplete(state, spent, out_path, notes, topology, why=stop, more=more)
+    result = _complete(state, loop.timed_rounds_done(), stop, notes, topology, rates)
+    path = journal.save_run(result, out_path)
+    state.close(remove=True)
+    session.discard_logs()
+    return result, path
+
+
+def _complete(state, rounds: int, stop, notes, topology, rates) -> Run:
+    """The complete run: its rounds, why they stopped, and the calibration from its times."""
     partial = state.to_run()
-    base = partial.baseline or tuple(
-        m for m in partial.measurements if m.table == "F1" and own_baseline
-    )
-    cal = _calibration(replace(partial, baseline=base), _cores(partial, topology), probes)
-    result = state.to_run(
+    own = partial.config.single_thread == "own"
+    base = partial.baseline or tuple(m for m in partial.measurements if m.table == "F1" and own)
+    cores = _cores(partial, topology)
+    cal = calibrate.run_calibration(replace(partial, baseline=base), cores, rates)
+    return state.to_run(
         finished_utc=store.utc_now(),
         topology=topology,
-        config=replace(partial.config, repeat=loop.timed_rounds_done()),
+        config=replace(partial.config, repeat=rounds),
         notes=tuple(notes),
         status="complete",
-        stop_reason=reason,
+        stop=stop,
         calibration=cal,
         baseline=tuple(runfile.to_dict(m) for m in base),
     )
-    path = journal.save_run(result, out_path)
-    state.close(remove=True)
-    discard = getattr(engine, "logs", None)
-    if discard is not None:
-        discard.discard()  # the run succeeded: its diagnostic logs go (a failed run keeps them)
-    return result, path
 
 
 def _cores(run: Run, topology) -> int:
@@ -541,37 +316,29 @@ def _cores(run: Run, topology) -> int:
     return run.environment.usable_cores
 
 
-def _table_rank(names: list[str]):
-    """Sort key putting a "warning: <table> ..." line at its table's place in the run."""
-
-    def rank(line: str) -> int:
-        head = line.removeprefix("warning: ")
-        return next(
-            (i for i, n in enumerate(names) if head.startswith((f"{n} ", f"{n}:"))), len(names)
-        )
-
-    return rank
-
-
 def _incomplete(
-    state, exc: BaseException, out_path: Path, notes, topology, why: str = "", more: str = ""
+    state, exc: BaseException, out_path: Path, notes, topology, why=None, more: str = ""
 ) -> BaseException:
     """Write what was measured as an incomplete run file; the exception to raise. why: the
-    stop reason (default: from exc); more: what the resume command needs besides the file."""
+    Stop (default: from exc); more: what the resume command needs besides the file."""
     interrupted = interrupts.is_interrupt(exc)
     if interrupted and not isinstance(exc, KeyboardInterrupt):
         exc = KeyboardInterrupt()  # DuckDB's form of a ^C: the CLI says "interrupted", exit 130
     # one line: a DuckDB or Dask message can run to several
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    why = why or ("interrupted (^C)" if interrupted else f"failed: {first}")
+    why = why or runfile.Stop(
+        StopRule.INTERRUPTED if interrupted else StopRule.FAILED, text="" if interrupted else first
+    )
     if not state.reps and not state.warmups:
         state.close(remove=True)
-        return exc if interrupted or isinstance(exc, WisconsinError) else WisconsinError(why)
+        if interrupted or isinstance(exc, WisconsinError):
+            return exc
+        return WisconsinError(facts.stop_text(why))
     partial = state.to_run(
         finished_utc=store.utc_now(),
         notes=tuple(notes),
         status="incomplete",
-        stop_reason=why,
+        stop=why,
         **({"topology": topology} if topology is not None else {}),
     )
     path = journal.save_run(partial, out_path)

@@ -17,7 +17,9 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
+
+from msgspec import Meta
 
 from wisconsin import WisconsinError, atomic, jsonfields
 from wisconsin.jsonfields import (
@@ -30,10 +32,19 @@ from wisconsin.jsonfields import (
     Utc,
     UtcOrEmpty,
 )
+from wisconsin.runfiles import facts, migrate
+from wisconsin.runfiles.facts import Durability, StopRule  # noqa: F401  (re-exported)
+from wisconsin.runfiles.machine import (  # noqa: F401  (re-exported: one schema, one import)
+    Environment,
+    HostInfo,
+    Preflight,
+    Topology,
+    WorkerRestart,
+)
 
-SCHEMA_VERSION = 2
-# Versions from_dict can read: older ones are migrated on load (see _migrate).
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+# Versions from_dict can read: older ones are migrated on load (runfiles.migrate).
+READABLE_VERSIONS = (1, 2, 3)
 
 
 class CacheState(enum.StrEnum):
@@ -48,6 +59,8 @@ CACHE_STATES = tuple(CacheState)
 Cache = Literal["", "cold", "warm"]
 Kind = Literal["F", "G"]
 Status = Literal["complete", "incomplete"]
+Transport = Literal["", "direct", "dask"]
+Share = Annotated[float, Meta(gt=0, le=1)]
 
 
 class RunFileError(WisconsinError):
@@ -147,75 +160,6 @@ class TableInfo:
 
 
 @dataclass(frozen=True)
-class Preflight:
-    """The noise check right before the run (wisconsin.measure.preflight)."""
-
-    governors: tuple[str, ...]  # cpufreq governors (() where none is exposed)
-    busy_cores: NonNegative  # other processes' CPU, in cores, over half a second
-    load_1m: NonNegative
-    swap_used_bytes: Count
-    cpu_quota: Positive | None  # cgroup v2 quota in cores; None: no quota
-    findings: tuple[str, ...]  # what may disturb the timings, in words
-
-
-@dataclass(frozen=True)
-class Environment:
-    tool_version: str
-    git_commit: str
-    python: str
-    duckdb: str
-    pyarrow: str
-    numpy: str
-    dask: str
-    distributed: str
-    os: str
-    hostname: str
-    cpu_model: str
-    usable_cores: AtLeastOne
-    memory_bytes: AtLeastOne
-    # The guest hands freed memory back to its host (Linux free page reporting, e.g.
-    # virtio-balloon on Firecracker): cold reads then fault pages in through the hypervisor.
-    # None: not recorded (older run files) or not knowable here.
-    free_page_reporting: bool | None = None
-    # The kernel pages out idle memory on its own (a DAMON `pageout` scheme): page cache a
-    # run left idle shrinks within minutes, and the freed pages go the host's way too.
-    proactive_reclaim: bool | None = None
-    preflight: Preflight | None = None  # None: not checked (files before 2026-11-25)
-
-
-@dataclass(frozen=True)
-class HostInfo:
-    host: str
-    workers: tuple[str, ...]
-    cores: AtLeastOne
-    memory_bytes: AtLeastOne
-    # per worker, in the order of workers (() = not recorded): Dask threads, and Dask memory
-    # limit in bytes (0 = none; DuckDB's "60%" default is then of memory_bytes)
-    worker_nthreads: tuple[AtLeastOne, ...] = ()
-    worker_memory_bytes: tuple[Count, ...] = ()
-
-
-@dataclass(frozen=True)
-class WorkerRestart:
-    """A worker process that died while the run used it (its nanny or the cluster started
-    another under the same name): seen when a table was opened or at the end of the run."""
-
-    worker: str
-    was: str  # its address before
-    now: str  # its address after; "" if it had left the scheduler
-
-
-@dataclass(frozen=True)
-class Topology:
-    """Where the work ran. Local modes have one host."""
-
-    scheduler: str  # "" for shared-memory, "local" for a LocalCluster, else the address
-    hosts: tuple[HostInfo, ...]
-    rtt_s: NonNegative | None = None  # measured coordinator <-> worker round trip (median)
-    worker_restarts: tuple[WorkerRestart, ...] = ()  # workers that died mid-run
-
-
-@dataclass(frozen=True)
 class Calibration:
     """The machine profile the analysis bounds each point with (measured by the run)."""
 
@@ -227,7 +171,14 @@ class Calibration:
     scan_rows_per_s: tuple[tuple[str, Positive], ...] = ()
     # P -> median harness overhead (empty statement through the run's engine to P partitions)
     dispatch_s: tuple[tuple[AtLeastOne, NonNegative], ...] = ()
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # what could not be measured, and why
+    # --- schema 3: where the bound's rates came from. The single-thread rates: the
+    # baseline's fastest repetition, or (runners before 2026-11-24) its median; "" either.
+    scan_rates_from: Literal["", "fastest", "median"] = ""
+    # the storage probe: the file it read (evicted), and per number of parallel streams
+    # the rate they read it at (None: that probe failed); storage_read_bytes_per_s is the best
+    storage_file: str = ""
+    storage_streams: tuple[tuple[AtLeastOne, Positive | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -260,7 +211,10 @@ class RunConfig:
     seed: Int
     threads_per_worker: Count  # shared-nothing: DuckDB threads per worker; 0: threads = P
     memory_limit: str
-    durability: str  # how commits reached disk, in words
+    # How commits reached disk: a protocol's code (facts.Durability; schema 2 said it in
+    # words, read into the code when migrated). A string, not the enum: a file stating
+    # another protocol loads, and the audit's `durability on` fails it.
+    durability: str
     # --- schema 2
     cache: Cache = ""  # "cold" | "warm"; "" = not recorded (v1: data was resident)
     interleaved: bool = False  # rounds of shuffled (table, query) vs back to back (v1)
@@ -284,8 +238,18 @@ class RunConfig:
     g_partitions: tuple[AtLeastOne, ...] | None = None
     # shared-nothing: how timed statements were asked to reach the workers ("direct" or
     # "dask"; a TLS cluster uses dask whatever was asked); "" elsewhere. Files before this
-    # field said it only in a note: the loader maps that note to it (_transport_from_notes).
-    transport: Literal["", "direct", "dask"] = ""
+    # field said it only in a note: its migration maps that note to it.
+    transport: Transport = ""
+    # --- schema 3
+    # shared-nothing: what carried them ("dask" for "direct" on a TLS cluster); "" not recorded
+    transport_used: Transport = ""
+    # DuckDB's memory limit as a share of each host's RAM, split among the open table's
+    # instances (memory_limit then only the fallback); None: memory_limit itself
+    memory_fraction: Share | None = None
+    # the single-thread baseline: timed on F1 as steps of its own ("separate"), the F1
+    # measurements themselves (shared-memory at P = 1: "own"), not asked for, or asked for
+    # with no F1 table generated ("no-f1"); "" not recorded
+    single_thread: Literal["", "separate", "own", "not-asked", "no-f1"] = ""
 
     def tables(self) -> list[tuple[str, int]]:
         """(kind, P) of every table the run measures, in kinds order."""
@@ -302,6 +266,24 @@ def table_list(kinds, partitions, g_partitions=None) -> list[tuple[str, int]]:
 
 
 @dataclass(frozen=True)
+class Stop:
+    """Why the rounds stopped: the rule, after how many timed rounds, at which setting."""
+
+    rule: Literal[
+        "max-reps", "time-budget", "min-reps", "target-ci", "interrupted", "failed", "worded"
+    ]
+    rounds: Count | None = None  # timed rounds done (None: not recorded)
+    # the setting it stopped at: max reps, min reps, target CI (a fraction), time budget (s)
+    limit: NonNegative | None = None
+    flag: Literal["", "--max-reps", "--repeat"] = ""  # max reps: the option as typed
+    headlines: Count | None = None  # target CI: the headline ratios within it
+    elapsed_s: NonNegative | None = None  # time budget: seconds spent
+    next_round_s: NonNegative | None = None  # time budget: what another round would take
+    short_of: AtLeastOne | None = None  # time budget: the --min-reps not reached
+    text: str = ""  # failed: the error's first line; worded: an older file's own words
+
+
+@dataclass(frozen=True)
 class Run:
     schema_version: Int
     started_utc: Utc
@@ -314,10 +296,19 @@ class Run:
     notes: tuple[str, ...] = field(default=())
     # --- schema 2
     status: Status = "complete"  # a failed or interrupted run is "incomplete"
-    stop_reason: str = ""  # why the rounds stopped (max reps, target CI met, budget, error)
     calibration: Calibration | None = None
     baseline: tuple[Measurement, ...] = ()  # one in-process DuckDB thread, unpartitioned table
     rounds: tuple[Round, ...] = ()
+    # --- schema 3 (schema 2's stop_reason sentence is read into it when migrated)
+    stop: Stop | None = None  # why the rounds stopped; None: not recorded
+    # the notes state in words what later files record as fields (a migrated file): a
+    # report shows the notes, and does not say those facts a second time
+    notes_say_facts: bool = False
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the rounds stopped, in words ("" if not recorded)."""
+        return facts.stop_text(self.stop) or ""
 
     def block_of_round(self) -> dict[int, int]:
         """round index -> its block (1 for every round of a file written before blocks)."""
@@ -355,37 +346,6 @@ def to_dict(obj) -> dict:
 # two clocks.
 
 
-def _migrate_v1(data: dict) -> dict:
-    """Schema 1 -> 2. What v1 did not record stays None/"" (never guessed): cache state,
-    bytes read, projections, harness overhead, repetition order. v1's `cold` flag marked
-    the warm-up whatever the cache held (its data was resident), so it becomes False."""
-    out = dict(data, schema_version=2)
-    # Only well-formed parts are migrated: anything else is left for validation to name.
-    meas = data.get("measurements")
-    if isinstance(meas, list):
-        out["measurements"] = [_v1_cold(m) for m in meas]
-    notes = data.get("notes", [])
-    out["notes"] = [
-        *(notes if isinstance(notes, list) else [notes]),
-        "migrated from run-file schema 1: cache state, bytes read, scan projections, harness "
-        "overhead and repetition order were not recorded (repetitions ran back to back)",
-    ]
-    return out
-
-
-def _v1_cold(m):
-    if not isinstance(m, dict):
-        return m
-    m = dict(m)
-    if isinstance(m.get("warmup"), dict):
-        m["warmup"] = dict(m["warmup"], cold=False)
-    if isinstance(m.get("repetitions"), list):
-        m["repetitions"] = [
-            dict(r, cold=False) if isinstance(r, dict) else r for r in m["repetitions"]
-        ]
-    return m
-
-
 JOURNAL = ".journal"  # a run's journal beside its file (measure/journal.py)
 
 
@@ -411,19 +371,6 @@ def _other_kind(data, name: str) -> str | None:
     return None
 
 
-def _transport_from_notes(data: dict) -> dict:
-    """A shared-nothing file from before `config.transport` said its transport in a note
-    only ("... (--transport dask)"): the fact, read from the sentence once, here."""
-    config = data.get("config")
-    if not isinstance(config, dict) or "transport" in config:
-        return data
-    if config.get("mode") != "shared-nothing":
-        return data
-    notes = data.get("notes") if isinstance(data.get("notes"), list) else []
-    dask = any(isinstance(n, str) and n.endswith("(--transport dask)") for n in notes)
-    return dict(data, config=dict(config, transport="dask" if dask else "direct"))
-
-
 def from_dict(data: dict, name: str = "") -> Run:
     other = _other_kind(data, name)
     if other:
@@ -434,9 +381,7 @@ def from_dict(data: dict, name: str = "") -> Run:
             f"run file schema version {version!r} is not supported (this wisconsin reads "
             f"versions {', '.join(map(str, READABLE_VERSIONS))})"
         )
-    if version == 1:
-        data = _migrate_v1(data)
-    data = _transport_from_notes(data)
+    data = migrate.migrate(data)
     try:
         return jsonfields.convert(Run, data)
     except jsonfields.FieldError as exc:

@@ -26,6 +26,7 @@ from wisconsin.workloads.debitcredit.coordinator import PartitionServers
 from wisconsin.workloads.debitcredit.driver import Load, per_second
 from wisconsin.workloads.debitcredit.failures import RunFailed, naming_storage
 from wisconsin.workloads.debitcredit.runfile import (
+    DURABILITY,
     SCHEMA_VERSION,
     WORKLOAD,
     AuditRecord,
@@ -36,11 +37,6 @@ from wisconsin.workloads.debitcredit.runfile import (
     load_partial,
     save,
     save_partial,
-)
-
-DURABILITY = (
-    "every commit fsyncs its partition's DuckDB WAL (no group commit across transactions); "
-    "a distributed transaction's decision is the home partition's commit"
 )
 
 

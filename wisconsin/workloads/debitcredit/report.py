@@ -13,7 +13,13 @@ from wisconsin.reports.document import SPACED, Section, Table
 from wisconsin.reports.report import Page, Report, check_format
 from wisconsin.reports.report import render as render_reports
 from wisconsin.workloads.debitcredit import metrics
-from wisconsin.workloads.debitcredit.runfile import DebitCreditRun, Step, load, missing
+from wisconsin.workloads.debitcredit.runfile import (
+    DebitCreditRun,
+    Step,
+    durability_text,
+    load,
+    missing,
+)
 from wisconsin.workloads.debitcredit.tandem import TANDEM_TPS, tandem_scaleup
 
 # audit(path) -> its rules: the audit of a run file (workload.audit_file)
@@ -109,7 +115,7 @@ def _settings(run: DebitCreditRun) -> str:
             f"{cfg.closed_s:g} s, open {cfg.step_s:g} s; {cfg.repeats} repeats; closed: "
             f"{cfg.streams} streams per partition; open: {cfg.servers} servers per partition "
             f"at {fractions} x the closed peak.",
-            f"Durability: {cfg.durability}.",
+            f"Durability: {durability_text(cfg.durability)}.",
             "Processors: " + _pinning(run) + ".",
         ]
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -156,67 +155,7 @@ def compare_files(a: Sequence, b: Sequence, force: bool = False, fmt: str = "tex
 
 
 def audit_file(path: str | os.PathLike) -> list:
-    """Re-check each partition count's audit from the run file alone: the invariants are
-    recomputed from the recorded sums and counts (not taken from its verdict), and the
-    recorded verdict must agree with them. A run missing what its configuration asks for is
-    incomplete: no rule of it passes."""
-    from wisconsin.analysis.audit import Rule, mark_incomplete
-    from wisconsin.workloads.debitcredit import audit, independent, runfile
-    from wisconsin.workloads.debitcredit.pipeline import DURABILITY
+    """Re-check each partition count's audit from the run file alone (audit.audit_run)."""
+    from wisconsin.workloads.debitcredit.audit import audit_file
 
-    run = runfile.load(path)
-    gaps = runfile.missing(run)
-    asked = ",".join(map(str, run.config.partitions))
-    d = run.config.durability
-    rules = [
-        Rule(
-            "run complete",
-            not gaps,
-            "incomplete: " + "; ".join(gaps)
-            if gaps
-            else f"every P of --partitions {asked} measured, each with its schedule's windows",
-        ),
-        Rule(
-            "durability stated",
-            d == DURABILITY,
-            d
-            if d == DURABILITY
-            else f"not the setting this tool runs with: {d!r}"
-            if d
-            else "the run file does not say how commits were made durable",
-        ),
-    ]
-    names = {f.name for f in dataclasses.fields(audit.Audit)}
-    for r in run.results:
-        rec = r.audit
-        problems = audit.Audit(**{k: getattr(rec, k) for k in names}).problems
-        rules.append(
-            Rule(
-                f"P={r.partitions} invariants",
-                not problems,
-                "; ".join(problems)
-                or f"balances agree ({rec.account_sum:,}), no bad or half-committed rows; "
-                f"{rec.acknowledged:,} acknowledged transactions all in history, "
-                f"{rec.aborted:,} aborted ones absent",
-            )
-        )
-        rules.append(
-            Rule(
-                f"P={r.partitions} verdict matches",
-                tuple(rec.problems) == problems,
-                "the recorded problems are the ones the figures imply"
-                if tuple(rec.problems) == problems
-                else f"recorded {list(rec.problems)}, the figures imply {list(problems)}",
-            )
-        )
-        disagree = independent.disagreements(r)
-        rules.append(
-            Rule(
-                f"P={r.partitions} independent check",
-                not disagree,
-                "; ".join(disagree) if disagree else "; ".join(rec.independent[:3]),
-            )
-        )
-    # steadiness, delivered vs offered, memory and spill: re-derived from the series
-    rules += audit.oltp_rules(run)
-    return mark_incomplete(rules, "run complete") if gaps else rules
+    return audit_file(path)

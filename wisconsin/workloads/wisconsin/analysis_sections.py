@@ -10,6 +10,7 @@ from wisconsin.analysis.metrics import Point
 from wisconsin.reports.document import Section, Table, fnum, interval_text
 from wisconsin.runfiles.runfile import Run
 from wisconsin.workloads.wisconsin import tandem
+from wisconsin.workloads.wisconsin.header import calibration_notes
 
 MARK_BEATS = "!"
 
@@ -37,7 +38,7 @@ def profile_section(run: Run) -> Section:
         ("One thread", rates + " M rows/s per query (in-process DuckDB, unpartitioned)"),
         ("Dispatch", disp + " ms (empty statement through the run's engine)"),
     ]
-    lines += [("Note", n) for n in cal.notes]
+    lines += [("Note", n) for n in calibration_notes(run, cal)]
     return Section("Machine profile", [lines])
 
 

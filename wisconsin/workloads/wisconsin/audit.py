@@ -25,8 +25,8 @@ from wisconsin.analysis.audit import (  # noqa: F401  (Rule, format_rules...: re
     step_label,
     summary,
 )
-from wisconsin.measure import runner
-from wisconsin.runfiles import runfile
+from wisconsin.runfiles import facts, runfile
+from wisconsin.runfiles.facts import Durability
 from wisconsin.runfiles.runfile import CacheState, Measurement, Repetition, Run
 from wisconsin.workloads.wisconsin import queries, rules_derived
 from wisconsin.workloads.wisconsin.rules_derived import ANSWER_REL_TOL, executions, rule_physics
@@ -101,7 +101,7 @@ def rule_complete(run: Run) -> Rule:
                 problem = _samples_problem(run, m, r, local)
                 if problem:
                     bad.append(problem)
-    if not run.stop_reason.strip() and c.interleaved:
+    if not facts.stated(run.stop) and c.interleaved:
         bad.append("stop reason not recorded")
     for w in run.topology.worker_restarts:
         # its sessions, caches and any open transaction died with it mid-block
@@ -448,16 +448,14 @@ def rule_verified(run: Run) -> Rule:
     )
 
 
-# The durability settings a runner of this project has written, word for word: the current
-# runner.DURABILITY, the first runner's (before the update/undo unit, 2026-11-22), and the
-# schema-1 files' ("DuckDB WAL, checkpoint after load; fsync on commit"). Anything else, a
-# prefix or a sentence that merely mentions the WAL, is not the setting this tool runs with.
-DURABILITY_WORDINGS = {
-    runner.DURABILITY: "the runner's setting",
-    "durability on: each partition commits through DuckDB's WAL (COMMIT fsyncs it); the "
-    "cross-partition update's commit decision is fsynced by the coordinator before any "
-    "partition commits; inserts into result tables are autocommitted": "the first runner's setting",
-    "DuckDB WAL, checkpoint after load; fsync on commit": "the schema-1 runner's setting",
+# Every commit protocol a runner of this tool has run with (config.durability; an older
+# file's wording was read into its code word for word when it was migrated), as the audit
+# names it. Anything else, such as words that merely mention the WAL, is not a setting this
+# tool runs with.
+DURABILITY_PROTOCOLS = {
+    Durability.WAL_DECISION_UNIT: "the runner's setting",
+    Durability.WAL_DECISION: "the first runner's setting",
+    Durability.WAL: "the schema-1 runner's setting",
 }
 
 
@@ -466,7 +464,7 @@ def rule_durability(run: Run) -> Rule:
     d = run.config.durability
     if not d:
         return Rule(name, False, "durability not recorded")
-    which = DURABILITY_WORDINGS.get(d)
+    which = DURABILITY_PROTOCOLS.get(d)
     if which is None:
         return Rule(name, False, f"not a setting this tool runs with: {d!r}")
     # the structured evidence: the update's commit decision, fsynced by the coordinator

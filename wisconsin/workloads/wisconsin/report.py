@@ -25,6 +25,7 @@ from wisconsin.reports.document import (  # noqa: F401  (re-exported: compare an
     interval_text,
     render_document,
 )
+from wisconsin.runfiles import facts
 from wisconsin.runfiles.runfile import Run
 from wisconsin.workloads.wisconsin import tandem
 from wisconsin.workloads.wisconsin.analysis_sections import (
@@ -33,6 +34,7 @@ from wisconsin.workloads.wisconsin.analysis_sections import (
     card_section,
     profile_section,
 )
+from wisconsin.workloads.wisconsin.header import calibration_notes, header_lines
 from wisconsin.workloads.wisconsin.queries import QUERIES
 from wisconsin.workloads.wisconsin.runs import (  # noqa: F401  (re-exported)
     configuration,
@@ -49,12 +51,6 @@ MARK_OVER = "*"
 MARK_UNVERIFIED = "?"
 MARK_HARNESS = "h"
 MARK_BASE = "b"  # the point is fine, its base (P0) is harness-dominated: not a headline
-SCAN_NOTE = {
-    "full-row": "full-row (every row of every column read, proven from DuckDB's profile)",
-    "predicate-column": "predicate-column (every row of hundpct read; other columns not)",
-    "as-written": "as-written (DuckDB answers from statistics and reads no rows: NOT a scan)",
-}
-
 KIND_TITLE = {
     "F": "Speedup (F tables): T(F_P0) / T(F_P), higher is better",
     "G": "Scaleup (G tables): T(G_P) / T(G_P0), lower is better",
@@ -80,152 +76,8 @@ def ratio_cell(p: Point) -> str:
     return s + marks
 
 
-def _gib(b: int) -> str:
-    return f"{b / 2**30:.1f} GiB"
-
-
 def _plist(ps: Iterable[int]) -> str:
     return ",".join(str(p) for p in sorted(set(ps)))
-
-
-FREE_PAGE_REPORTING_NOTE = (
-    "this machine hands freed memory back to its host (free page reporting): cold reads fault "
-    "page-cache pages back in through the hypervisor, which adds system time to every cold "
-    "scan and varies between runs (docs/performance.md, 'Repeatability')"
-)
-PROACTIVE_RECLAIM_NOTE = (
-    "the kernel pages out memory left idle (DAMON pageout): page cache a run did not touch "
-    "for seconds to minutes is dropped unasked, so only data read right before a statement "
-    "is sure to be resident (docs/methodology.md, 'Cache state')"
-)
-
-
-def _header(runs: list[Run], cores: int) -> list[tuple[str, str]]:
-    run = runs[0]
-    env, cfg, topo = run.environment, run.config, run.topology
-    hosts = "; ".join(
-        f"{h.host} ({h.cores} cores, {_gib(h.memory_bytes)}"
-        + (f", workers {','.join(h.workers)})" if h.workers else ")")
-        for h in topo.hosts
-    )
-    where = (
-        f"cluster {cfg.cluster}"
-        if cfg.cluster
-        else ("local Dask cluster" if topo.scheduler == "local" else "local, one process")
-    )
-    if cfg.cluster:
-        core_src = f"{cores} (sum over {len(topo.hosts)} hosts)"
-    else:
-        core_src = f"{cores} usable on {env.hostname}"
-    sizes = []
-    for kind in ("F", "G"):
-        ts = [t for t in run.tables if t.kind == kind]
-        if not ts:
-            continue
-        parts = _plist(t.partitions for t in ts)
-        if kind == "F":
-            rows = ",".join(f"{n:,}" for n in sorted({t.rows for t in ts}))
-            sizes.append(f"F: {rows} rows over {parts} partitions")
-        else:
-            per = ",".join(f"{n:,}" for n in sorted({t.rows // t.partitions for t in ts}))
-            sizes.append(f"G: {per} rows/partition over {parts} partitions")
-    gens = ",".join(sorted({t.generator_version for t in run.tables}))
-    seeds = sorted({cfg.seed, *(t.seed for t in run.tables)})
-    lines = [
-        ("Run", "; ".join(f"{r.started_utc} .. {r.finished_utc}" for r in runs)),
-        ("Mode", f"{cfg.mode}, {where}"),
-        ("Hosts", hosts or "-"),
-        ("Cores", core_src),
-        ("CPU", env.cpu_model),
-        (
-            "Versions",
-            f"wisconsin {env.tool_version} (git {env.git_commit}), DuckDB {env.duckdb}, "
-            f"Python {env.python}, pyarrow {env.pyarrow}, numpy {env.numpy}, "
-            f"dask {env.dask}",
-        ),
-        ("OS", env.os),
-        ("Tables", "; ".join(sizes) + f" (generator {gens})"),
-        ("Seed", ",".join(str(s) for s in seeds)),
-        ("Scan variant", SCAN_NOTE.get(cfg.scan_variant, cfg.scan_variant or "-")),
-        (
-            "Repetitions",
-            f"{cfg.repeat} timed per table and query (median reported), "
-            f"{cfg.warmup} untimed warm-up",
-        ),
-        ("Blocks", _blocks_text(runs)),
-        (
-            ("Workers", f"{cfg.threads_per_worker} thread(s) each, memory limit {cfg.memory_limit}")
-            if cfg.mode != "shared-memory"
-            else (
-                "Engine",
-                f"one DuckDB, threads = P of each table, memory limit {cfg.memory_limit}",
-            )
-        ),
-        ("Durability", cfg.durability),
-        ("Cache", _cache_text(runs)),
-        ("Order", _order_text(runs)),
-    ]
-    if len(runs) > 1:
-        lines.insert(
-            1,
-            (
-                "Pooled",
-                f"{len(runs)} runs of one configuration as replicates (runs, then "
-                "repetitions): run-to-run variation widens every interval",
-            ),
-        )
-    for r in runs:
-        if r.status != "complete" or r.stop_reason:
-            lines.append(("Status", f"{r.started_utc}: {r.status}; {r.stop_reason or '-'}"))
-    if env.free_page_reporting:
-        lines.append(("Memory", FREE_PAGE_REPORTING_NOTE))
-    if env.proactive_reclaim:
-        lines.append(("Memory", PROACTIVE_RECLAIM_NOTE))
-    for r in runs:
-        pf = r.environment.preflight
-        if pf is None:
-            continue
-        for finding in pf.findings or ("nothing found (no frequency scaling, load, swap or "
-                                       "quota)",):  # fmt: skip
-            lines.append(("Noise", f"{r.started_utc}: {finding}" if len(runs) > 1 else finding))
-    if topo.rtt_s is not None:
-        lines.append(("Round trip", f"{topo.rtt_s * 1e3:.2f} ms coordinator <-> worker"))
-    for note in dict.fromkeys(n for r in runs for n in r.notes):
-        lines.append(("Note", note))
-    return lines
-
-
-def _blocks_text(runs) -> str:
-    """How many replicates the intervals rest on, and whether run-to-run variation is in."""
-    n = sum(r.blocks_done() for r in runs)
-    if not any(r.config.blocks for r in runs):
-        return f"{n} (files written before blocks: intervals from repetitions within " + (
-            "each run, pooled over runs)" if n > 1 else "one run; run-to-run variation unknown)"
-        )
-    k = runs[0].config.block_rounds
-    if n < 2:
-        return f"1 of {k} round(s): run-to-run variation unknown (give more --min-reps or --blocks)"
-    return (
-        f"{n} of {k} round(s) each, fresh worker processes per block; intervals are "
-        "t-intervals over the blocks"
-    )
-
-
-def _cache_text(runs: list[Run]) -> str:
-    states = {r.config.cache for r in runs}
-    if states == {""}:
-        return "not recorded (schema 1: data was resident in memory)"
-    return ", ".join(sorted(s or "not recorded" for s in states))
-
-
-def _order_text(runs: list[Run]) -> str:
-    cfg = runs[0].config
-    if cfg.interleaved:
-        n = max(len(r.rounds) for r in runs)
-        return f"interleaved: {n} rounds of every (table, query) in a seeded shuffled order"
-    if cfg.cache == "":
-        return "not recorded (schema 1: repetitions ran back to back)"
-    return "back to back per (table, query)"
 
 
 def _ratio_section(kind: str, points: list[Point]) -> Section | None:
@@ -357,7 +209,7 @@ def build_document(runs: Run | Sequence[Run]) -> list[Section]:
     run = runs[0]
     points = compute_points(runs)
     cores = machine_cores(run)
-    secs = [Section("Wisconsin speedup and scaleup report", [_header(runs, cores)])]
+    secs = [Section("Wisconsin speedup and scaleup report", [header_lines(runs, cores)])]
     secs += [s for k in ("F", "G") if (s := _ratio_section(k, points)) is not None]
     if points:
         secs += [_times_section(run, points), _causes_section(points)]
@@ -399,10 +251,22 @@ def _run_meta(run: Run) -> dict:
         "cache": run.config.cache or None,
         "repeat": run.config.repeat,
         "warmup": run.config.warmup,
-        "durability": run.config.durability,
-        "calibration": dataclasses.asdict(run.calibration) if run.calibration else None,
+        "durability": facts.durability_text(run.config.durability),
+        "calibration": _calibration_meta(run),
         "tables": [dataclasses.asdict(t) for t in run.tables],
     }
+
+
+def _calibration_meta(run: Run) -> dict | None:
+    """The calibration as the json report has said it: its figures, and where they came from
+    in words."""
+    cal = run.calibration
+    if cal is None:
+        return None
+    keep = ("measured_utc", "cores", "storage_read_bytes_per_s", "memory_read_bytes_per_s")
+    out = {k: getattr(cal, k) for k in keep}
+    out |= {"scan_rows_per_s": cal.scan_rows_per_s, "dispatch_s": cal.dispatch_s}
+    return out | {"notes": calibration_notes(run, cal)}
 
 
 def short_text(runs: Sequence[Run], paths: Sequence[str | os.PathLike] = ()) -> str:
