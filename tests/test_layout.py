@@ -338,6 +338,39 @@ def test_no_module_over_the_line_limit():
         pytest.fail(f"modules over {MAX_LINES} lines:\n" + "\n".join(sorted(long)), pytrace=False)
 
 
+MAX_FUNCTION_LINES = 80  # issue 44: a function longer than a screen does more than one thing
+
+
+def _long_functions(tree: ast.Module, limit: int) -> list[tuple[str, int]]:
+    """(name, lines) of every function or method, nested ones too, longer than limit
+    (from its `def`, decorators not counted, to its last line)."""
+    return [
+        (n.name, n.end_lineno - n.lineno + 1)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        and n.end_lineno - n.lineno + 1 > limit
+    ]
+
+
+def test_no_function_over_80_lines():
+    long = [
+        f"{_rel(path)}: {name}, {n} lines"
+        for path in _modules().values()
+        for name, n in _long_functions(_tree(path), MAX_FUNCTION_LINES)
+    ]
+    assert sorted(long) == [], f"functions over {MAX_FUNCTION_LINES} lines"
+
+
+def test_the_long_function_detector():
+    body = "\n".join(f"    x{i} = {i}" for i in range(79))
+    fits = ast.parse(f"def f():\n{body}\n")  # 80 lines with its def
+    over = ast.parse(
+        f"class C:\n    def g(self):\n    {body.replace(chr(10), chr(10) + '    ')}\n        y = 1\n"
+    )
+    assert _long_functions(fits, 80) == []
+    assert _long_functions(over, 80) == [("g", 81)]
+
+
 def test_few_modules_directly_in_the_package():
     root = sorted(p.name for p in SRC.glob("*.py"))
     if len(root) > MAX_ROOT_FILES:
