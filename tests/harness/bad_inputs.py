@@ -63,7 +63,6 @@ NA, MISSING, ISSUE = "option that does not apply", "missing or empty", "issue 45
 # whose files hold a fix still to make (this branch's final report says each fix)
 THIN = "thin: cli/tables.py, cli/run.py, cli/bench.py, the workload entries"
 DCREPORT = "dcreport: workloads/debitcredit/report.py (an HTML report, or a refusal)"
-FACTS = "facts: runfiles/runfile.py (a JSON object of no run's fields is not a run file)"
 RUN_KINDS = ("wrun", "dcrun", "ab", "journal")  # files: never a table
 NAMED = {"table": "wisconsin table", "dcdb": "debitcredit database", "data": "data directory",
          "journal": "run journal"}  # fmt: skip
@@ -166,7 +165,7 @@ CASES: list[Case] = [
     no("run --resume {journal}", "journal, not a run file", why=WK),
     no("run --resume {random}", "not a readable run file", why=WK),
     no("run --resume {empty}", "not a readable run file", why=WK),
-    no("run --resume {foreign}", "not a run file", why=WK, pending=FACTS),
+    no("run --resume {foreign}", "not a run file", why=WK),
     no("run --resume {missing}", "no such", why=MISSING),
     no("run --resume {data}", "--resume", "directory", why=WK),
     no("run --resume {wrun}", "complete", why=VAL),
@@ -244,7 +243,7 @@ CASES: list[Case] = [
     no("report {dir}", "is a directory, not a run file", why=WK),
     no("report {random}", "not a readable run file", why=WK),
     no("report {empty}", "not a readable run file", why=WK),
-    no("report {foreign}", "not a run file", why=WK, pending=FACTS),
+    no("report {foreign}", "not a run file", why=WK),
     no("report {missing}", "no such", why=MISSING),
     no("report {wrun} --format pdf", "--format", "pdf", why=VAL),
     no("report {wrun} --out {wrun}", "already exists", why=WK),
@@ -278,7 +277,7 @@ CASES: list[Case] = [
     no("audit {docs}", "is a directory, not a run file", why=WK),
     no("audit {random}", "not a readable run file", why=WK),
     no("audit {empty}", "not a readable run file", why=WK),
-    no("audit {foreign}", "not a run file", why=WK, pending=FACTS),
+    no("audit {foreign}", "not a run file", why=WK),
     no("audit {missing}", "no such", why=MISSING),
     no("audit {wrun} --format markdown", "--format", "markdown", why=VAL),
     no("audit {wrun} {dcrun}", "unexpected extra argument", why=VAL),

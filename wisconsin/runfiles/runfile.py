@@ -371,11 +371,20 @@ def _other_kind(data, name: str) -> str | None:
     return None
 
 
+# A document holding none of these is another tool's JSON, not a damaged run file.
+RUN_KEYS = frozenset({"schema_version", "config", "environment", "measurements", "baseline"})
+
+
 def from_dict(data: dict, name: str = "") -> Run:
     other = _other_kind(data, name)
     if other:
         raise RunFileError(other)
     version = data.get("schema_version") if isinstance(data, dict) else None
+    if version is None and not (isinstance(data, dict) and RUN_KEYS & data.keys()):
+        raise RunFileError(
+            "not a run file: a JSON document with none of a run file's fields "
+            f"({', '.join(sorted(RUN_KEYS))})"
+        )
     if version not in READABLE_VERSIONS:
         raise RunFileError(
             f"run file schema version {version!r} is not supported (this wisconsin reads "
