@@ -26,7 +26,7 @@ Then, from the recorded block summaries only (not from a model of them):
   A from the power pairs' A runs and of B from their B runs: how often the cold scan is found
   slower (its F2 point or its curve over P) under Holm over every point and curve;
 Verdicts are recomputed from the run files (when still in --work) by the current compare:
-points and whole curves (compare_curves), one Holm family.
+points and whole curves (analysis.curves), one Holm family.
 - the coverage of the long-run speedup (the median over every recorded block) by the block
   interval at 3 and 10 blocks, resampled the same way.
 
@@ -274,7 +274,7 @@ def recompared(pairs: list[dict], runs: Path, rows: int) -> list[dict]:
 
 def block_run(blocks: dict[str, list[float]], name: str, rows: int):
     """A run of the recorded block medians: one repetition per block, a block per round.
-    compare tests blocks on their log medians alone (compare._block_test, compare_curves),
+    compare tests blocks on their log medians alone (significance.block_test, analysis.curves),
     so its verdict on these runs is its verdict on the real ones; a power pair's larger
     table is told apart by its row count. None if the row has no blocks."""
     import dataclasses

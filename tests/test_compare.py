@@ -626,9 +626,9 @@ def test_a_hand_built_comparison_reads_word_for_word():
     56 splits, so p can reach 2/56 < 0.05) needs no note about too few repetitions, nor
     does a point on blocks with 2 repetitions a side; a query without a label keeps its
     name; a missing speedup is '-'."""
+    from wisconsin.analysis.curves import CurveRow, RatioOfRatios
     from wisconsin.analysis.metrics import Ratio
     from wisconsin.workloads.wisconsin.compare import Comparison
-    from wisconsin.workloads.wisconsin.compare_curves import CurveRow, RatioOfRatios
 
     rows = (
         _row(reps_a=2, reps_b=2, time_b=1.5, time_ratio=Ratio(1.5, 1.4, 1.6, False),
@@ -815,7 +815,7 @@ def test_welch_with_equal_spreads_on_both_sides_is_scipys_welch():
 def test_block_logs_skip_a_run_without_the_point_and_go_on():
     """Three runs of one side, the middle one without F2's scan: the blocks of the first
     and the third, keyed by run index, each its log time (one repetition a block)."""
-    from wisconsin.workloads.wisconsin.compare_curves import block_logs
+    from wisconsin.analysis.curves import block_logs
 
     rng = np.random.default_rng(2)
     first, third = _block_run(rng, blocks=2), _block_run(rng, blocks=2)
@@ -930,7 +930,7 @@ def test_differences_name_a_table_only_in_b_and_a_table_seed():
 def test_a_ratio_of_speedups_skips_a_query_it_cannot_judge_and_goes_on():
     """At P = 2 the scan (sorted first) is missing from B, or measured in one block only:
     no ratio for it, and the update's ratio still comes."""
-    from wisconsin.workloads.wisconsin.compare_curves import ratio_of_ratios
+    from wisconsin.analysis.curves import ratio_of_ratios
 
     rng = np.random.default_rng(11)
 
