@@ -41,6 +41,26 @@ def test_storage_read_rate_is_none_when_the_bytes_were_not_from_storage(tmp_path
     assert calibrate.storage_read_bytes_per_s(f) is None
 
 
+def test_the_storage_rate_is_the_fastest_of_repeated_short_probes(monkeypatch):
+    rates = iter([1e8, 3e8, None, 2e8, 9e9])
+    monkeypatch.setattr(calibrate, "storage_read_bytes_per_s", lambda p, streams: next(rates))
+    assert calibrate.best_storage_read_bytes_per_s("f", repeats=4) == 3e8  # 5th not probed
+
+
+def test_a_long_probe_is_not_repeated_and_a_failed_one_stays_none(monkeypatch):
+    calls = []
+
+    def slow(path, streams):
+        calls.append(path)
+        return 1e8
+
+    monkeypatch.setattr(calibrate, "storage_read_bytes_per_s", slow)
+    assert calibrate.best_storage_read_bytes_per_s("f", within_s=0.0) == 1e8
+    assert len(calls) == 1
+    monkeypatch.setattr(calibrate, "storage_read_bytes_per_s", lambda p, streams: None)
+    assert calibrate.best_storage_read_bytes_per_s("f") is None
+
+
 def test_memory_read_rate_is_plausible():
     rate = calibrate.memory_read_bytes_per_s(nbytes=16 << 20, repeats=2)
     assert 1e8 < rate < 1e12

@@ -22,6 +22,13 @@ CHUNK = 1 << 20  # 1 MiB reads: large enough that the syscall cost is noise
 # probes (one stream, one per core) read a small partition file to its end but a large one
 # for 2 s each (docs/performance.md, "Growth with size").
 PROBE_BYTES = 512 << 20
+# A probe of a small file lasts milliseconds, and one preemption on a shared machine halves
+# its rate: CI measured a 3,000-row partition at 0.45x what its own cold scan then read, and
+# the bound built on that rate failed a real run. The fastest of up to this many probes
+# counts (a bound must be optimistic), repeated only while they took under PROBE_REPEAT_S
+# in all: a large file's one 2 s read is long enough to be steady.
+PROBE_REPEATS = 5
+PROBE_REPEAT_S = 0.5
 
 
 def storage_read_bytes_per_s(
@@ -66,6 +73,23 @@ def storage_read_bytes_per_s(
     if not done or io0 is None or io1 is None or io1 - io0 < 0.5 * done:
         return None
     return done / seconds
+
+
+def best_storage_read_bytes_per_s(
+    path: str | os.PathLike,
+    streams: int = 1,
+    repeats: int = PROBE_REPEATS,
+    within_s: float = PROBE_REPEAT_S,
+) -> float | None:
+    """The fastest of storage_read_bytes_per_s probes, repeated up to `repeats` times while
+    all of them together took under within_s. None if the first is None."""
+    t0 = time.perf_counter()
+    best = storage_read_bytes_per_s(path, streams=streams)
+    for _ in range(repeats - 1):
+        if best is None or time.perf_counter() - t0 >= within_s:
+            break
+        best = max(best, storage_read_bytes_per_s(path, streams=streams) or 0.0)
+    return best
 
 
 def memory_read_bytes_per_s(nbytes: int = 256 << 20, repeats: int = 3) -> float:
@@ -171,7 +195,7 @@ def probe(
         table_bytes=os.path.getsize(path),
         scan_rows_per_s=warm,
         cold_scan_rows_per_s=cold,
-        storage_read_bytes_per_s=storage_read_bytes_per_s(path),
+        storage_read_bytes_per_s=best_storage_read_bytes_per_s(path),
         memory_read_bytes_per_s=memory_read_bytes_per_s(),
         dispatch_partitions=max_partitions,
         dispatch_s=_dispatch(work, max_partitions, repeats) if dispatch else None,
@@ -194,7 +218,7 @@ def machine_rates(manifest: store.Manifest | None, table_dir: str) -> dict:
             # The bound must hold for P partitions reading at once: the best of one stream
             # and one per core (parallel readers were measured 1.3-2x faster on a VM disk).
             cores = max(1, usable_cores())
-            rates = {k: storage_read_bytes_per_s(str(path), streams=k) for k in {1, cores}}
+            rates = {k: best_storage_read_bytes_per_s(path, streams=k) for k in {1, cores}}
             found = [r for r in rates.values() if r]
             out["storage"] = max(found) if found else None
             out["storage_file"] = str(path)

@@ -44,7 +44,8 @@ COLUMNS_READ = {
 # 3.0-570x it (4 real run files, 2026-11-25; block reads and metadata on top).
 COLD_COLUMNS_MIN = 0.90
 # A point's median time may beat its measured bound by at most this factor (the bound's
-# single-thread rate is the baseline's fastest repetition, its bandwidths one probe each).
+# single-thread rate is the baseline's fastest repetition, its bandwidths the fastest of
+# up to 5 short probes: measure/calibrate.py).
 # Real run files: worst median 0.77 of its bound, worst single repetition 0.44, so the
 # median is judged. Time / 10 puts a point at <= 0.47 of its bound in those files.
 BOUND_BEAT_MAX = 2.0
