@@ -425,7 +425,7 @@ def test_bench_end_to_end_tiny(tmp_path):
     report = (tmp_path / "runs" / (runs[0].stem + ".report.txt")).read_text()
     assert report.startswith("Verdict") and "Speedup (F tables)" in report
     last = r.output.splitlines()[-1]
-    assert last.startswith("disk: tables ") and f"rm -r {tmp_path / 'data'} " in last
+    assert last.startswith("disk: tables ") and f"`wisconsin remove {tmp_path / 'data'}`" in last
     # A second bench reuses the tables and writes a new run file beside the first.
     r = invoke(
         "bench",

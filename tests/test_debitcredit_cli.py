@@ -44,9 +44,8 @@ def test_bench_debitcredit_end_to_end(tmp_path, monkeypatch):
     assert list(out.glob("*-response-time.png")) and list(out.glob("*-oltp-scaleup.svg"))
     dc = tmp_path / "d" / "debitcredit"  # the last line: its databases and files, and their disk
     assert res.output.splitlines()[-1].startswith("disk: tables ")
-    assert f"MB in {dc}, run file, " in res.output and f"`rm -r {dc} {path.with_suffix('')}*`" in (
-        res.output
-    )
+    assert f"MB in {dc}, run file, " in res.output and f"`wisconsin remove {dc}`" in res.output
+    assert f"`rm {path.with_suffix('')}*`" in res.output
 
     rep = CliRunner().invoke(cli, ["report", str(path), "--format", "json"])
     assert rep.exit_code == 0, rep.output

@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from wisconsin import WisconsinError
+from wisconsin import WisconsinError, engines, store, workloads
 from wisconsin.builds import cost
 from wisconsin.measure.options import RunOptions
 from wisconsin.workloads.options import (
@@ -32,7 +32,10 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
     """Size (a preset, or calibrated on this machine), generate, run, report and plot; the
     lines to print after it, and where its disk went."""
     started = time.monotonic()
-    # before the calibration probe and the build: both are wasted if no run file can be saved
+    # before the announcement, the calibration probe and the build: each a refusal in one
+    # line, with nothing written or said before it
+    engines.check_cluster(opts.mode, opts.cluster_address)
+    store.refuse_inside_table(opts.data_dir)
     pipeline.check_outputs(opts.out, opts.mode)
     opts = _rounds(opts)
     preset, parts = _sizes(opts, started, console.say)
@@ -171,7 +174,7 @@ def run(opts: RunCommandOptions, progress=None):
 
     if opts.resume_path is None:
         return runner.run(run_options(opts), progress=progress)
-    given = [f"--{name.replace('_', '-')}" for name, _ in opts.given if name not in RESUME_TAKES]
+    given = [typed for name, typed in opts.given if name not in RESUME_TAKES]  # as typed: --data
     if given:
         raise OptionError(f"--resume takes its options from the run file; drop {', '.join(given)}")
     return runner.resume(
@@ -260,6 +263,13 @@ def _no_tables(data_dir: str) -> str:
     from wisconsin.store import MANIFEST, lock, tables_in
 
     path = Path(data_dir)
+    if workloads.of_table(path) != "wisconsin":  # another workload's database
+        kind = f"{workloads.of_table(path)} database"
+        return (
+            f"{data_dir} is a {kind}, not a data directory of Wisconsin tables: `wisconsin "
+            f"info {data_dir}` checks it; `wisconsin run --data DIR` times the tables "
+            "`wisconsin generate --data DIR` builds"
+        )
     if (path / MANIFEST).is_file() and tables_in(path.parent):
         # `--data DATA/F4`: the table itself; generate --data DATA/F4 would nest tables
         return (

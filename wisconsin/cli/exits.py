@@ -1,0 +1,59 @@
+"""The exit codes of every command, in one table: the CLI maps a library error's kind
+(wisconsin.USAGE, FAILED, DAMAGED) to its code here, and docs/cli.md prints this table
+(`wisconsin cli-reference`; a test fails when the two disagree)."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import click
+
+from wisconsin import DAMAGED, FAILED, USAGE
+
+OK, INTERRUPTED = "ok", "interrupted"
+
+# (code, kind, what it means): the one place the numbers live
+TABLE = (
+    (0, OK, "done: the command did its job (a run or bench whose audit passes)"),
+    (1, FAILED, "failed: an audit rule or the verdict (`run`, `bench`, `audit`, `compare "
+        "--fail-slower`: files are kept, the last line names the failed rules), or a "
+        "run stopped by a failure under it (a DebitCredit partition died, a wrong answer: the "
+        "last line says what)"),
+    (2, USAGE, "usage or bad input: an unknown option, a bad value, options that do not go "
+        "together, the wrong kind of file; one line, never a traceback, nothing created"),
+    (3, DAMAGED, "damaged data: a Wisconsin table or a DebitCredit database whose check "
+        "fails, or with an interrupted update pending (`info`, `repair`; `run` or `bench` "
+        "before timing it); `wisconsin repair` rebuilds a damaged Wisconsin table"),
+    (130, INTERRUPTED, "interrupted (^C): the last line says what was kept and how to go on"),
+)  # fmt: skip
+CODE = {kind: code for code, kind, _ in TABLE}
+
+
+def code_of(exc: BaseException) -> int:
+    """A library error's exit code, from its kind (bad input unless it says otherwise)."""
+    return CODE[getattr(exc, "kind", USAGE)]
+
+
+def exit_failed(line: str) -> NoReturn:
+    """The last line of a run whose audit or verdict failed (files kept), and its code."""
+    click.echo(line, err=True)
+    sys.exit(CODE[FAILED])
+
+
+def exit_unless_audited(workload, run_path) -> None:
+    """After a run or bench: exit 1 when its run file fails its workload's audit, the last
+    line naming the failed rules (the file is kept); nothing when every rule passes."""
+    failed = [r.name for r in workload.audit_file(run_path) if not r.ok]
+    if failed:
+        exit_failed(
+            f"audit: fail ({', '.join(failed)}); the run file is kept: `wisconsin audit "
+            f"{run_path}` says why"
+        )
+
+
+def markdown() -> list[str]:
+    """The table as docs/cli.md shows it."""
+    rows = [f"| {code} | {kind} | {what} |" for code, kind, what in TABLE]
+    return ["## Exit codes", "", "Every command exits with one of these:", "",
+            "| code | kind | meaning |", "|---:|---|---|", *rows, ""]  # fmt: skip
