@@ -9,17 +9,17 @@ from typing import NoReturn
 
 import click
 
-from wisconsin import DAMAGED, FAILED, USAGE
+from wisconsin import DAMAGED, FAILED, USAGE, interrupts, sqltext
 
 OK, INTERRUPTED = "ok", "interrupted"
 
 # (code, kind, what it means): the one place the numbers live
 TABLE = (
     (0, OK, "done: the command did its job (a run or bench whose audit passes)"),
-    (1, FAILED, "failed: an audit rule or the verdict (`run`, `bench`, `audit`, `compare "
-        "--fail-slower`: files are kept, the last line names the failed rules), or a "
-        "run stopped by a failure under it (a DebitCredit partition died, a wrong answer: the "
-        "last line says what)"),
+    (1, FAILED, "failed: an audit rule or the verdict, files kept (`run`, `bench`: the last "
+        "line names the failed rules; `audit`: a FAIL line each; `compare --fail-slower`: the "
+        "last line names the slower points and curves), or a run stopped by a failure under "
+        "it (a DebitCredit partition died, a wrong answer: the last line says what)"),
     (2, USAGE, "usage or bad input: an unknown option, a bad value, options that do not go "
         "together, the wrong kind of file; one line, never a traceback, nothing created"),
     (3, DAMAGED, "damaged data: a Wisconsin table or a DebitCredit database whose check "
@@ -36,8 +36,10 @@ def code_of(exc: BaseException) -> int:
 
 
 def exit_failed(line: str) -> NoReturn:
-    """The last line of a run whose audit or verdict failed (files kept), and its code."""
-    click.echo(line, err=True)
+    """The last line of a run whose audit or verdict failed (files kept), and its code; a
+    ^C Python discarded on the way is still a ^C (130, saying what was kept)."""
+    interrupts.check()
+    click.echo(sqltext.shown(line), err=True)  # one line, even where a path holds a newline
     sys.exit(CODE[FAILED])
 
 
