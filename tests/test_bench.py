@@ -123,9 +123,10 @@ def test_the_last_line_says_where_the_disk_went_and_how_to_free_it(tmp_path):
 
     data, out = tmp_path / "data", tmp_path / "out"
     tables = [data / "F2", data / "G2"]
-    for t in tables:
+    for t in tables:  # what `wisconsin remove` takes for tables: a manifest, partitions
         t.mkdir(parents=True)
-        (t / "part0.duckdb").write_bytes(b"x" * 3_000_000)
+        (t / "part-000.duckdb").write_bytes(b"x" * 3_000_000)
+        (t / "manifest.json").write_text("{}")
     (data / "_probe").mkdir()
     out.mkdir()
     run = out / "20261125T000000Z-h-shared-nothing.json"

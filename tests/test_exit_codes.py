@@ -124,6 +124,15 @@ def test_generate_is_0_and_ends_with_how_to_remove_what_it_built(fx, tmp_path):
              "--data", tmp_path / "d", "--quiet")  # fmt: skip
     _expect(r, 0)
     assert _last(r).startswith("disk: tables ") and "`wisconsin remove " in _last(r)
+    (command,) = re.findall(r"`wisconsin (remove [^`]*)`", _last(r))
+    mine = tmp_path / "d" / "notes.txt"  # a file of the user's: only the tables are named
+    mine.write_text("mine")
+    (named,) = re.findall(r"`wisconsin (remove [^`]*)`", _last(_cli("generate", "--kind", "F",
+        "--rows", "1000", "--partitions", "1", "--data", tmp_path / "d", "--quiet")))  # fmt: skip
+    assert named == f"remove {(tmp_path / 'd' / 'F1').absolute()}", named
+    _expect(_cli(*named.split()), 0, "removed")  # as printed, it works (no space in tmp_path)
+    assert mine.exists() and not (tmp_path / "d" / "F1").exists()
+    assert command == f"remove {(tmp_path / 'd').absolute()}"
 
 
 def test_remove_is_0(fx, tmp_path):

@@ -9,7 +9,9 @@ from __future__ import annotations
 def completed(result) -> bool:
     """Exit 0, or exit 1 whose last line is the audit's failure (a CliRunner result, or
     anything with exit_code or returncode and output or stdout/stderr)."""
-    code = getattr(result, "exit_code", getattr(result, "returncode", None))
+    code = next(
+        getattr(result, a) for a in ("exit_code", "returncode", "code") if hasattr(result, a)
+    )
     output = getattr(result, "output", None)
     if output is None:
         output = (result.stdout or "") + (result.stderr or "")

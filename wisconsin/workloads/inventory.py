@@ -72,8 +72,9 @@ def disk_line(
         run_path = run_path.absolute()
         outs = [p for p in run_path.parent.iterdir() if p.name.startswith(run_path.stem)]
     # the whole data directory when it holds nothing else (lock files and the probe aside)
+    # and `wisconsin remove` takes it (nothing in it the tool did not build)
     other = [p for p in data.iterdir() if p not in tables and p.name != PROBE and p.is_dir()]
-    rm_tables = " ".join(map(str, tables)) if other else str(data)
+    rm_tables = " ".join(map(str, tables)) if other or _foreign(data) else str(data)
     where = (
         f"on the cluster workers' disks (manifests in {data})"
         if on_cluster
