@@ -13,21 +13,24 @@ from wisconsin import DAMAGED, FAILED, USAGE, interrupts, sqltext
 
 OK, INTERRUPTED = "ok", "interrupted"
 
-# (code, kind, what it means): the one place the numbers live
+# (code, kind, what it means, and what a user meets): the one place the numbers live
 TABLE = (
-    (0, OK, "done: the command did its job (a run or bench whose audit passes)"),
-    (1, FAILED, "failed: an audit rule or the verdict, files kept (`run`, `bench`: the last "
-        "line names the failed rules; `audit`: a FAIL line each; `compare --fail-slower`: the "
-        "last line names the slower points and curves), or a run stopped by a failure under "
-        "it (a DebitCredit partition died, a wrong answer: the last line says what)"),
-    (2, USAGE, "usage or bad input: an unknown option, a bad value, options that do not go "
-        "together, the wrong kind of file; one line, never a traceback, nothing created"),
-    (3, DAMAGED, "damaged data: a Wisconsin table or a DebitCredit database whose check "
-        "fails, or with an interrupted update pending (`info`, `repair`; `run` or `bench` "
-        "before timing it); `wisconsin repair` rebuilds a damaged Wisconsin table"),
-    (130, INTERRUPTED, "interrupted (^C): the last line says what was kept and how to go on"),
+    (0, OK, "done", "the command did its job; a run or bench whose audit passes"),
+    (1, FAILED, "the audit or the verdict failed; files kept",
+     "`run` and `bench` (their run file fails its audit: the last line names the failed "
+     "rules), `audit` (a FAIL line each), `compare --fail-slower` (the last line names the "
+     "slower points and curves); or a run stopped by a failure under it (a DebitCredit "
+     "partition died, a wrong answer: the last line says what)"),
+    (2, USAGE, "usage or bad input; nothing created",
+     "an unknown option, a bad value, options that do not go together or one that would be "
+     "ignored, the wrong kind of file or directory: one line on stderr, never a traceback"),
+    (3, DAMAGED, "damaged data: a table or database failing its check",
+     "a Wisconsin table or a DebitCredit database that fails its check, or holds an "
+     "interrupted update (`info`, `repair`, and `run`, `bench`, `generate` before they use "
+     "it); `wisconsin repair` rebuilds a damaged Wisconsin table"),
+    (130, INTERRUPTED, "interrupted (^C)", "the last line says what was kept and how to go on"),
 )  # fmt: skip
-CODE = {kind: code for code, kind, _ in TABLE}
+CODE = {kind: code for code, kind, _, _ in TABLE}
 
 
 def code_of(exc: BaseException) -> int:
@@ -55,7 +58,14 @@ def exit_unless_audited(workload, run_path) -> None:
 
 
 def markdown() -> list[str]:
-    """The table as docs/cli.md shows it."""
-    rows = [f"| {code} | {kind} | {what} |" for code, kind, what in TABLE]
+    """The table as docs/cli.md shows it: short cells, each code's details below."""
+    import textwrap
+
+    rows = [f"| {code} | {kind} | {short} |" for code, kind, short, _ in TABLE]
+    details = [
+        line
+        for code, kind, _, detail in TABLE
+        for line in textwrap.wrap(f"- {code} ({kind}): {detail}.", 100, subsequent_indent="  ")
+    ]
     return ["## Exit codes", "", "Every command exits with one of these:", "",
-            "| code | kind | meaning |", "|---:|---|---|", *rows, ""]  # fmt: skip
+            "| code | kind | meaning |", "|---:|---|---|", *rows, "", *details, ""]  # fmt: skip

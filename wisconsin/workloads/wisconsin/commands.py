@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from wisconsin import WisconsinError, engines, store, workloads
+from wisconsin import WisconsinError, atomic, engines, store
 from wisconsin.builds import cost
 from wisconsin.measure.options import RunOptions
 from wisconsin.workloads.options import (
@@ -263,10 +263,10 @@ def _no_tables(data_dir: str) -> str:
     from wisconsin.store import MANIFEST, lock, tables_in
 
     path = Path(data_dir)
-    if workloads.of_table(path) != "wisconsin":  # another workload's database
-        kind = f"{workloads.of_table(path)} database"
+    other = _other_workload(path / MANIFEST)
+    if other:  # another workload's database
         return (
-            f"{data_dir} is a {kind}, not a data directory of Wisconsin tables: `wisconsin "
+            f"{data_dir} is a {other} database, not a data directory of Wisconsin tables: `wisconsin "
             f"info {data_dir}` checks it; `wisconsin run --data DIR` times the tables "
             "`wisconsin generate --data DIR` builds"
         )
@@ -283,3 +283,15 @@ def _no_tables(data_dir: str) -> str:
     except lock.DataDirBusy as busy:
         return f"no complete tables in {data_dir} yet: {busy}"
     return f"no tables in {data_dir}: run `wisconsin generate --data {data_dir}` first"
+
+
+def _other_workload(manifest: Path) -> str | None:
+    """The workload a database's manifest names when it is not a Wisconsin table's."""
+    if not manifest.is_file():
+        return None
+    try:
+        data = atomic.read_json(manifest, "manifest")
+    except WisconsinError:
+        return None
+    workload = data.get("workload") if isinstance(data, dict) else None
+    return workload if isinstance(workload, str) and workload != "wisconsin" else None
