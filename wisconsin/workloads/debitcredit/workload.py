@@ -107,8 +107,9 @@ REPAIR_TAKES = Takes(
 
 def info_table(
     table_dir: str | os.PathLike, opts: InfoOptions | None = None
-) -> tuple[list[str], int]:
-    """`wisconsin info` on a DebitCredit database: (lines, exit code)."""
+) -> tuple[list[str], str | None]:
+    """`wisconsin info` on a DebitCredit database: (lines, None or the kind of what its check
+    found: wisconsin.DAMAGED)."""
     from wisconsin.workloads.debitcredit.tables import info
 
     return info(table_dir)
