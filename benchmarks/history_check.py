@@ -14,7 +14,8 @@ Usage: python benchmarks/history_check.py [--work /tmp/history] [--runs 6] [--ol
    - for each run i after the first: the series with run i replaced by a copy of it with
      every time 25% longer (tests/test_history.py's slowed_copy): is the step into run i
      flagged "B slower"? Run-to-run changes of the machine are in these steps;
-   - each run followed by its own slowed copy: the power against each run's own noise.
+   - each run followed by its own slowed copy: the power against each run's own noise, with
+     compare's smallest detectable slowdown for that pair.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from test_history import slowed_copy  # noqa: E402  (one definition of the injected slowdown)
+
+from wisconsin.analysis.comparison import compare  # noqa: E402
+from wisconsin.runfiles.runfile import load as load_run  # noqa: E402
 
 PY = sys.executable
 SLOWDOWN = 1.25
@@ -149,7 +153,11 @@ def main() -> None:
         slow = slowed_copy(run, tmp / f"after-{run.name}", slower=SLOWDOWN, minutes=1)
         st = steps(history([run, slow]))
         found += st[0][1] == "B slower"
-        print(f"  {run.name:16} -> {slow.name}: {st[0][1]} ({st[0][2]} changes)")
+        # compare's own figure: the smallest T_B/T_A each point's test could call slower
+        c = compare([load_run(run)], [load_run(slow)])
+        mid, least, most = c.detectable_spread or (float("nan"),) * 3
+        print(f"  {run.name:16} -> {slow.name}: {st[0][1]} ({st[0][2]} changes); smallest "
+              f"slowdown its points could show: median {mid:.2f}x ({least:.2f}-{most:.2f}x)")  # fmt: skip
     print(f"right after its own run: {found} of {len(runs)} flagged as B slower")
     print(f"after: {load()}")
 
