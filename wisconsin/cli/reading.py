@@ -227,7 +227,7 @@ def history(paths, fmt) -> None:
     the run files in directories), with its interval, in commit and date order; a change
     from one run to the next is flagged only where `compare`'s own test finds one (both the
     points and the whole curves, Holm-adjusted). Runs of other machines or configurations
-    form series of their own."""
+    form series of their own. Every run is audited (about a second each)."""
     from wisconsin.workloads.wisconsin.history import history as series_of
     from wisconsin.workloads.wisconsin.history import render
 
