@@ -191,3 +191,21 @@ def test_the_wrong_kind_of_input_is_named_in_one_line(tmp_path):
         assert res.exit_code == 2 and len(lines) == 1, (what, res.output)
         assert says in lines[0] and "Traceback" not in res.output, (what, lines)
         assert str(path) in lines[0], (what, lines)
+
+
+def test_the_load_before_each_run_is_said(tmp_path):
+    """A run whose noise check found other load: its load beside it, and the verdict warns
+    that a flag may be the machine's."""
+    from wisconsin.runfiles.machine import Preflight
+
+    rng = np.random.default_rng(13)
+    busy = Preflight((), 1.5, 3.25, 0, None, ("other load: 1.5 of 2 cores busy right before",))
+    quiet = dataclasses.replace(busy, busy_cores=0.1, load_1m=0.5, findings=())
+    for i, pre in enumerate((quiet, busy)):
+        run = _run(rng, i, "d")
+        save(dataclasses.replace(run, environment=dataclasses.replace(run.environment,
+                                                                      preflight=pre)),
+             tmp_path / f"r{i}.json")  # fmt: skip
+    text = CliRunner().invoke(cli, ["history", str(tmp_path)]).output
+    assert "noise before 1 of 2 runs (other load): a flagged step may be the machine's" in text
+    assert re.search(r"r0\.json +0\.1, 0\.5 ", text) and re.search(r"r1\.json +1\.5, 3\.2 ", text)

@@ -45,8 +45,11 @@ class Entry:
     # each table's T(this)/T(before) over its queries (compare's whole curve of a table)
     tables: tuple[Figure, ...] = ()
     audit: str = ""  # the workload's audit verdict of this run ("" when not asked)
-    # other processes' CPU right before the run, in cores (its noise check); None: not run
+    # right before the run (its noise check; None: not run): other processes' CPU in cores,
+    # and the 1-minute load average (busy cores saturate at the cores; the load does not)
     busy_cores: float | None = None
+    load_1m: float | None = None
+    noise: tuple[str, ...] = ()  # what the noise check found may disturb the timings
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,8 @@ def _entry(f: Path, r: Run, audit: Callable[[Run], str] | None) -> Entry:
     )
     pre = r.environment.preflight
     return Entry(str(f), r.started_utc, r.environment.git_commit[:12], times, ratios,
-                 audit=audit(r) if audit else "", busy_cores=pre.busy_cores if pre else None)  # fmt: skip
+                 audit=audit(r) if audit else "", busy_cores=pre.busy_cores if pre else None,
+                 load_1m=pre.load_1m if pre else None, noise=pre.findings if pre else ())  # fmt: skip
 
 
 def _series(

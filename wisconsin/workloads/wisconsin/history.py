@@ -111,19 +111,19 @@ def _series_sections(k: int, s: Series) -> list[Section]:
             "run: commit",
             "started (UTC)",
             "file",
-            "other load before (cores)",
+            "before it: busy cores, load",
             "audit",
             "vs the run before",
-        ],  # fmt: skip
+        ],
         [
             [
                 _run_label(i, e),
                 e.started_utc,
                 Path(e.path).name,
-                "-" if e.busy_cores is None else f"{e.busy_cores:.1f}",
+                "-" if e.busy_cores is None else f"{e.busy_cores:.1f}, {e.load_1m:.1f}",
                 _audit_word(e.audit),
                 _step_word(e),
-            ]  # fmt: skip
+            ]
             for i, e in enumerate(s.entries)
         ],
     )
@@ -222,6 +222,13 @@ def _verdict(series: Sequence[Series]) -> Section:
         items.append(f"flagged: {len(flagged) - SHOWN} more steps, below")
     if not flagged:
         items.append("flagged: nothing: no step between neighbours differs by compare's test")
+    noisy = [e for e in entries if e.noise]
+    if noisy:
+        kinds = sorted({f.split(":")[0] for e in noisy for f in e.noise})
+        items.append(
+            f"noise before {len(noisy)} of {len(entries)} runs ({'; '.join(kinds)}): a flagged "
+            "step may be the machine's, not the code's"
+        )
     failed = [e for e in entries if not e.audit.startswith("audit: pass")]
     rules = sorted({r for e in failed for r in _failed_rules(e.audit)})
     items.append(
