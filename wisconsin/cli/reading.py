@@ -176,12 +176,12 @@ def compare(run_a, run_b, force, fmt, more_a, more_b, fail_slower) -> None:
             exits.exit_failed(f"gate: {failed}")
 
 
-def _text_or_json(help_text: str):
-    """--format text|json (audit, history)."""
+def _text_or_json(help_text: str, *more: str):
+    """--format text|json, and the more formats given (audit; history: html)."""
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(["text", "json"]),
+        type=click.Choice(["text", "json", *more]),
         default="text",
         show_default=True,
         help=help_text,
@@ -219,14 +219,24 @@ def _run_files(paths, verb: str, ab: bool = False, directories: bool = False) ->
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@_text_or_json("json: every series, run and flagged change.")
+@_text_or_json(
+    "json: every series, run and flagged change; html: one self-contained page with a figure "
+    "per query (redirect it to a file).",
+    "html",
+)
 def history(paths, fmt) -> None:
-    """Each point's median time across Wisconsin run files (or the run files in directories),
-    in date order, with its commit; a change from one run to the next is flagged only where
-    `compare`'s own test finds one (both the points and the whole curves, Holm-adjusted).
-    Runs of other machines or configurations form series of their own."""
+    """Each point's median time and each speedup and scaleup across Wisconsin run files (or
+    the run files in directories), with its interval, in commit and date order; a change
+    from one run to the next is flagged only where `compare`'s own test finds one (both the
+    points and the whole curves, Holm-adjusted). Runs of other machines or configurations
+    form series of their own. Every run is audited (about a second each)."""
     from wisconsin.workloads.wisconsin.history import history as series_of
     from wisconsin.workloads.wisconsin.history import render
 
     _run_files(paths, "history", directories=True)
+    if fmt == "html" and _on_terminal():
+        # A page of inline SVG is unreadable on a terminal; redirecting still prints it.
+        click.echo(f"an HTML page is not printed on a terminal: write it with "
+                   f"`wisconsin history --format html {' '.join(paths)} > history.html`")  # fmt: skip
+        return
     click.echo(render(series_of(paths), fmt), nl=False)
