@@ -1,5 +1,7 @@
 """The progress display: one live bar on a terminal, replaced in place and gone at the end;
-piped, a line per phase and at most one every LOG_EVERY_S seconds, with the time left."""
+piped, a line per phase and at most one every LOG_EVERY_S seconds, with the time left. The
+time left is a Job's (wisconsin.measure.progress): from the steps' measured times; a bench
+records what it said at half the job."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import pytest
 
 from wisconsin.builds import build_tables
 from wisconsin.cli import options
+from wisconsin.measure.progress import Job
+from wisconsin.runfiles.runfile import estimate_text
 from wisconsin.store import TableSpec
 
 
@@ -49,26 +53,112 @@ def test_time_left_is_told_from_the_phase_so_far():
     assert phase.remaining() == "~40 s left"  # 10 in 10 s, 40 to go
 
 
-def test_the_rounds_expected_shrink_to_what_the_time_budget_holds(monkeypatch):
-    """The progress total was the most rounds the stop rule allows: a 13-minute bench said
-    '~19 min left'. With a time budget it is the rounds the time left holds at the last
-    round's pace, never fewer than --min-reps, never more than --max-reps."""
+def _loop(reps, cache, budget, done_rounds, block_rounds=1):
     from types import SimpleNamespace
 
     from wisconsin.measure.execution import Loop
 
-    opts = SimpleNamespace(reps=(3, 40), cache="warm", time_budget_s=100.0)
-    state = SimpleNamespace(rounds=[{"index": i} for i in (1, 2)], done_in_round=lambda i: {"a"})
-    loop = Loop(state, {}, [SimpleNamespace(label="a")], opts, 0, None, elapsed_before=10.0)
-    assert loop.expected_total() == 40  # no round timed yet: the most the rule allows
+    opts = SimpleNamespace(reps=reps, cache=cache, time_budget_s=budget)
+    state = SimpleNamespace(
+        rounds=[{"index": i} for i in range(1, done_rounds + 1)],
+        done_in_round=lambda i: {"a"},
+        base={"config": {"block_rounds": block_rounds}},
+    )
+    return Loop(state, {}, [SimpleNamespace(label="a")], opts, 0, None, elapsed_before=10.0)
+
+
+def test_the_rounds_expected_are_the_minimum_then_a_block_at_a_time(monkeypatch):
+    """The progress total was the most rounds the stop rule allows: piped, a bench's
+    percentage stopped at 52%. The rounds expected are --min-reps, and once the rule asked
+    for more, to the end of the next block; with a time budget, no more than the time left
+    holds at the last round's pace; never more than --max-reps."""
+    loop = _loop((3, 40), "warm", 100.0, 2)
+    assert loop.expected_rounds() == 3  # no round timed yet: the least the rule allows
+    assert loop.expected_total() == 3
+    assert _loop((3, 40), "warm", None, 3).expected_rounds() == 4  # the rule asked for more
+    assert _loop((4, 40), "warm", None, 4, block_rounds=2).expected_rounds() == 6  # a block
+    assert _loop((4, 40), "warm", None, 5, block_rounds=2).expected_rounds() == 6  # its end
+    assert _loop((3, 3), "warm", None, 3).expected_rounds() == 3  # never past --max-reps
+    assert _loop((3, 4), "cold", None, 0).expected_total() == 3 + 1  # and the warm-up round
+    loop = _loop((10, 40), "warm", 100.0, 2)
     monkeypatch.setattr("time.perf_counter", lambda: 30.0)
     loop._started, loop._round_s = 0.0, 20.0  # 40 s used (10 before): 60 s hold 3 more
-    assert loop.expected_total() == 2 + 3
-    loop._round_s = 100.0  # none fits: still --min-reps
-    assert loop.expected_total() == 3
-    loop.opts = SimpleNamespace(reps=(3, 4), cache="cold", time_budget_s=1000.0)
-    loop._round_s = 1.0
-    assert loop.expected_total() == 4 + 1  # --max-reps, and the warm-up round of a cold run
+    assert loop.expected_rounds() == 2 + 3
+    loop._round_s = 100.0  # none fits: the round under way
+    assert loop.expected_rounds() == 3
+
+
+def test_the_time_left_is_each_kinds_measured_step_time():
+    clock, shown = Clock(), []
+
+    def display(label, done, total, job=None, left_s=None):
+        shown.append((label, job, left_s))
+
+    display.estimates = True
+    job = Job(display, clock=clock)
+    job.plan("setup", 1)  # no guess: nothing can be told yet
+    job.plan("step", 10, like="warm-up")
+    job.plan("warm-up", 2, each_s=3.0)
+    assert job.left_s() is None
+    job.start("setup", "starting")
+    assert shown[-1] == ("starting", None, None)
+    clock.t = 4.0
+    job.start("warm-up", "warm-up 1")  # setup measured; warm-ups at their guess
+    assert job.left_s() == 3.0 + 3.0 + 10 * 3.0
+    clock.t = 6.0  # a warm-up step takes 2 s: the steps stand in for them until measured
+    job.start("warm-up", "warm-up 2")
+    assert job.left_s() == 2.0 + 10 * 2.0
+    clock.t = 7.0
+    assert job.left_s() == 1.0 + 10 * 2.0  # the step under way counts down
+    job.start("step", "step 1")
+    clock.t = 11.0  # a step takes 4 s
+    job.start("step", "step 2")
+    assert job.left_s() == 4.0 + 8 * 4.0
+    assert shown[-1] == ("step 2", 11 / (11 + 36), 36.0)
+    job.plan("step", 8 + 5)  # more rounds than planned: 5 more steps
+    assert job.left_s() == 4.0 + 13 * 4.0
+
+
+def test_a_counted_step_tells_its_time_left_at_its_own_rate():
+    clock = Clock()
+    job = Job(None, clock=clock)
+    job.plan("build", 1000, each_s=0.01)
+    job.plan("step", 2, each_s=1.0)
+    job.count("build", "F2", 0, 1000)
+    assert job.left_s() == 10.0 + 2.0  # the guess, until a second of it has passed
+    clock.t = 2.0
+    job.count("build", "F2", 500, 1000)  # 4 ms a row: 2 s more
+    assert job.left_s() == 2.0 + 2.0
+    job.start("step", "step 1")
+    assert job.kinds["build"].seconds == 2.0 and job.kinds["build"].done == 1000
+
+
+def test_the_record_is_the_estimate_said_at_half_the_job():
+    clock = Clock()
+    job = Job(None, clock=clock)
+    job.plan("step", 4, each_s=10.0)
+    for i in range(4):  # the guess was 10 s a step; they take 20, 20, 30, 30
+        clock.t = (0, 20, 40, 70)[i]
+        job.start("step", f"step {i + 1}")
+    clock.t = 100.0
+    job.end("done")
+    e = job.record()
+    # at 40 s (of 100) it said: step 3 of 20 s (the mean so far) and one more: 40 s left
+    assert (e.job_s, e.at_s, e.left_s, e.measured_steps) == (100.0, 40.0, 40.0, 2)
+    assert e.error == pytest.approx(80 / 100 - 1)
+    assert estimate_text(e) == (
+        "at half the job (40 s) it said ~40 s left, 80 s in all; the job took 100 s: -20% off "
+        "(from 2 measured steps)"
+    )
+    assert estimate_text(None) == "not recorded"
+    assert Job(None, clock=Clock()).record() is None  # nothing said: nothing recorded
+
+
+def test_a_plain_progress_callback_is_given_three_arguments():
+    seen = []
+    job = Job(lambda label, done, total: seen.append((label, done, total)))
+    job.start("step", "F2/scan", done=3, total=10)
+    assert seen == [("F2/scan", 3, 10)]
 
 
 def test_piped_lines_say_each_phase_and_at_most_one_per_interval(monkeypatch):
@@ -83,8 +173,17 @@ def test_piped_lines_say_each_phase_and_at_most_one_per_interval(monkeypatch):
     # the first, then one every LOG_EVERY_S, and the finished one
     assert len(lines) == 1 + 100 // options.LOG_EVERY_S + (100 % options.LOG_EVERY_S > 0)
     assert lines[0].endswith("build: F2: 0/1,000 (0%)")
-    assert lines[1].endswith("(10%), ~1.5 min left")  # 90 s: 10 s for each 10%
+    assert lines[1].endswith("(5%), ~1.6 min left")  # 95 s: 5 s for each 5%
     assert lines[-1].endswith("build: F2: 1,000/1,000 (100%)")
+    update("round 1: F2/scan", 10, 40, job=0.25, left_s=30.0)  # a new phase, the job's time
+    assert (
+        out.getvalue()
+        .splitlines()[-1]
+        .endswith("round 1: F2/scan: 10/40 (25%); job 25%, ~30 s left")
+    )
+    clock.t = 200.0
+    update("P=1: starting the partition servers", 0, 0, job=0.5, left_s=None)
+    assert out.getvalue().splitlines()[-1].endswith("P=1: starting the partition servers; job 50%")
 
 
 def _screen(cmd: list[str]) -> tuple[int, list[str]]:
