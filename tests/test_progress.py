@@ -6,10 +6,13 @@ records what it said at half the job."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import pty
+import re
 import subprocess
 import sys
+import time
 
 import pyte
 import pytest
@@ -186,8 +189,9 @@ def test_piped_lines_say_each_phase_and_at_most_one_per_interval(monkeypatch):
     assert out.getvalue().splitlines()[-1].endswith("P=1: starting the partition servers; job 50%")
 
 
-def _screen(cmd: list[str]) -> tuple[int, list[str]]:
-    """Run cmd on a pseudo-terminal (80 x 24); what a terminal shows at its end."""
+def _screen(cmd: list[str]) -> tuple[int, list[str], bytes]:
+    """Run cmd on a pseudo-terminal (80 x 24); every line the terminal showed at its end,
+    those scrolled off the top included; and the raw bytes it wrote."""
     master, slave = pty.openpty()
     env = dict(os.environ, COLUMNS="80", LINES="24", TERM="xterm")
     proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env)
@@ -202,33 +206,87 @@ def _screen(cmd: list[str]) -> tuple[int, list[str]]:
             break
         raw += chunk
     os.close(master)
-    screen = pyte.Screen(80, 24)
+    screen = pyte.HistoryScreen(80, 24, history=100_000)
     pyte.ByteStream(screen).feed(raw)
-    return proc.wait(), [line.rstrip() for line in screen.display if line.strip()]
+    scrolled = ["".join(line[x].data for x in range(80)) for line in screen.history.top]
+    shown = [line.rstrip() for line in [*scrolled, *screen.display] if line.strip()]
+    return proc.wait(), shown, raw
+
+
+def _wisconsin(*args: str) -> list[str]:
+    return [sys.executable, "-m", "wisconsin", *args]
+
+
+def _run_command(tmp_path) -> list[str]:
+    build_tables(tmp_path / "d", [TableSpec("F", 4000, p, 7) for p in (1, 2)], jobs=1)
+    return _wisconsin(
+        "run", "--data", str(tmp_path / "d"), "--mode", "shared-memory", "--queries",
+        "average,scan", "--repeat", "3", "--out", str(tmp_path / "runs"),
+    )  # fmt: skip
+
+
+def _bench_wisconsin(tmp_path) -> list[str]:
+    return _wisconsin(
+        "bench", "--preset", "tiny", "--partitions", "2,4", "--repeat", "2", "--mode",
+        "shared-memory", "--cache", "warm", "--data", str(tmp_path / "d"), "--out",
+        str(tmp_path / "runs"),
+    )  # fmt: skip
+
+
+def _bench_debitcredit(tmp_path) -> list[str]:
+    return _wisconsin(
+        "bench", "--workload", "debitcredit", "--partitions", "1", "--repeat", "1",
+        "--step-seconds", "0.5", "--branches", "1", "--data", str(tmp_path / "d"), "--out",
+        str(tmp_path / "runs"),
+    )  # fmt: skip
+
+
+COMMANDS = {"run": _run_command, "bench": _bench_wisconsin, "debitcredit": _bench_debitcredit}
 
 
 @pytest.mark.slow
-def test_a_run_on_a_terminal_ends_with_at_most_two_progress_lines(tmp_path):
-    build_tables(tmp_path / "d", [TableSpec("F", 4000, p, 7) for p in (1, 2)], jobs=1)
-    code, shown = _screen(
-        [
-            sys.executable,
-            "-m",
-            "wisconsin",
-            "run",
-            "--data",
-            str(tmp_path / "d"),
-            "--mode",
-            "shared-memory",
-            "--queries",
-            "average,scan",
-            "--repeat",
-            "3",
-            "--out",
-            str(tmp_path / "runs"),
-        ]  # fmt: skip
-    )
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_job_on_a_terminal_ends_with_at_most_two_progress_lines(tmp_path, command):
+    """One live bar replaced in place: none left stacked, even scrolled off the screen; it
+    said the time left while the job ran."""
+    code, shown, raw = _screen(COMMANDS[command](tmp_path))
     assert code == 0, shown
-    progress = [line for line in shown if "%" in line or "━" in line]
-    assert len(progress) <= 2, shown
+    progress = [line for line in shown if "━" in line or re.search(r"\d+%.*left", line)]
+    assert len(progress) <= 2, progress
     assert any(line.startswith("run file: ") for line in shown), shown
+    assert b" s left" in raw or b" min left" in raw
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["bench", "debitcredit"])
+def test_a_piped_bench_says_the_job_at_most_every_few_seconds_and_records_its_estimate(
+    tmp_path, command
+):
+    t0 = time.monotonic()
+    done = subprocess.run(COMMANDS[command](tmp_path), capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if re.match(r"\[\d\d:\d\d:\d\d\] ", line)]
+    job = [line for line in lines if re.search(r"; job \d+%", line)]
+    assert job and any(line.endswith(" left") for line in job), lines
+    # one a phase's start and end, else at most one every LOG_EVERY_S
+    assert len(lines) <= wall / options.LOG_EVERY_S + 8, lines
+    (said,) = [line for line in done.stdout.splitlines() if line.startswith("estimate: ")]
+    assert said.startswith("estimate: at half the job ("), said
+    (run_path,) = [p for p in (tmp_path / "runs").glob("*.json") if "report" not in p.name]
+    raw = json.loads(run_path.read_text())["estimate"]
+    assert 0 < raw["at_s"] <= raw["job_s"] / 2 and raw["left_s"] >= 0
+    assert raw["error"] == pytest.approx((raw["at_s"] + raw["left_s"]) / raw["job_s"] - 1)
+
+
+def test_an_old_run_file_loads_with_its_estimate_not_recorded(request):
+    from wisconsin.runfiles import runfile
+    from wisconsin.workloads.debitcredit import runfile as dc_runfile
+
+    root = request.config.rootpath / "tests/fixtures"
+    for path in ("run_a.json", "run_v2.json", "mainline/wisconsin-run.json"):
+        run = runfile.load(root / path)
+        assert run.schema_version == 4 and estimate_text(run.estimate) == "not recorded"
+    for path in ("debitcredit_run.json", "mainline/debitcredit-run.json"):
+        run = dc_runfile.load(root / path)
+        assert run.schema_version == 4 and estimate_text(run.estimate) == "not recorded"
