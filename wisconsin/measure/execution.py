@@ -354,6 +354,8 @@ class Loop:
                 )
                 if reason:
                     if self.progress:  # the total expected more rounds: say it is over
+                        for kind in ("warm-up step", "step", "fresh workers"):
+                            self.progress.plan(kind, 0)
                         self.progress.end(f"{o.mode} rounds: done", self.done, self.done)
                     return reason
                 if n > 0 and self.block_rounds and self.new_block is not None:
