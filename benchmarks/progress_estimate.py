@@ -6,9 +6,8 @@ Runs, through the CLI with stderr piped, `wisconsin bench --preset tiny` and the
 documented DebitCredit bench (`--partitions 1,2 --repeat 1 --step-seconds 2`), one after
 the other, and reads from each run file what the bench recorded: when the estimate at half
 the job was made, the time left it said, the job's actual time, the signed error (estimated
-total / actual - 1; the goal: within 25%). Also counts the piped progress lines and the
-shortest gap between two of them that did not start or end a phase (at most one every
-LOG_EVERY_S). The load average (`uptime`) is printed before and after each bench: the
+total / actual - 1; the goal: within 25%). Also counts the piped progress lines and their
+gaps (at most one every LOG_EVERY_S, but a phase's start and end). The load average (`uptime`) is printed before and after each bench: the
 machine is shared. Deletes its working directory.
 """
 
@@ -34,18 +33,23 @@ BENCHES = {
                     "1", "--step-seconds", "2"],
 }  # fmt: skip
 GOAL = 0.25
-LINE = re.compile(r"^\[(\d\d):(\d\d):(\d\d)\] .*; job (\d+)%")
+LOG_EVERY_S = 5.0  # wisconsin.cli.options.LOG_EVERY_S (not imported: the CLI's module)
+LINE = re.compile(r"^\[(\d\d):(\d\d):(\d\d)\] .*; job (\d+)%", re.M)
 
 
 def _uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def _gaps(stderr: str) -> tuple[int, float | None]:
-    """(progress lines, the shortest gap in seconds between two consecutive ones)."""
+def _gaps(stderr: str) -> tuple[int, float | None, int]:
+    """(progress lines, the median gap in seconds between two consecutive ones, the gaps
+    under LOG_EVERY_S: a phase's start or end)."""
+    import statistics
+
     stamps = [int(h) * 3600 + int(m) * 60 + int(s) for h, m, s, _ in LINE.findall(stderr)]
     gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
-    return len(stamps), min(gaps) if gaps else None
+    median = statistics.median(gaps) if gaps else None
+    return len(stamps), median, sum(g < LOG_EVERY_S for g in gaps)
 
 
 def bench(name: str, root: Path) -> float | None:
@@ -64,8 +68,11 @@ def bench(name: str, root: Path) -> float | None:
         line for line in done.stdout.splitlines() if line.startswith(("estimate:", "bench took"))
     ]
     print("\n".join(said))
-    lines, gap = _gaps(done.stderr)
-    print(f"piped progress lines: {lines}, shortest gap between two: {gap} s")
+    lines, gap, short = _gaps(done.stderr)
+    print(
+        f"piped progress lines: {lines}, {gap} s apart (median); {short} less than "
+        f"{LOG_EVERY_S:g} s after the one before (a phase's start or end)"
+    )
     runs = sorted(p for p in out.glob("*.json") if ".report" not in p.name)
     if done.returncode not in (0, 1) or not runs:
         print(done.stderr[-3000:])

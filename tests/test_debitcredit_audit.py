@@ -386,6 +386,7 @@ def test_default_partitions_go_up_to_the_cores_and_the_time_left_adds_up():
 def test_a_warm_up_is_expected_to_last_until_its_growth_falls_under_flat():
     mb, most = 2**20, pipeline.WARMUP_MAX_WINDOWS
     assert pipeline.warm_up_windows([]) == pipeline.WARMUP_GUESS_WINDOWS  # nothing to tell
+    assert pipeline.warm_up_windows([mb] * 3, before=17.4) == 17  # as the warm-ups before
     # halving each window: the last 4's median is 12x the mark, 16x under the 4 before
     # (half a window): 4 more halvings after the next window
     halving = [pipeline.WARMUP_FLAT_BYTES * 2 ** (10 - i) for i in range(9)]
@@ -398,6 +399,9 @@ def test_a_warm_up_is_expected_to_last_until_its_growth_falls_under_flat():
     # P = 1, measured: falling, and the next window was under the mark
     p1 = [50.15, 15.64, 11.53, 9.06, 6.2, 5.52, 8.14, 5.0]
     assert pipeline.warm_up_windows([g * mb for g in p1]) < 8 + 4
+    # levelled just above the mark, spread wide: some window falls under it before the cap
+    near = [5, 4.1, 7, 4.2, 6, 4.5, 5, 4.3, 8]
+    assert 9 < pipeline.warm_up_windows([g * mb for g in near]) < most
 
 
 def _pinned(parts: int, cores: int, pins, oversubscribed=None):

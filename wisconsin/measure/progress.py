@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wisconsin.runfiles.runfile import Estimate
 
@@ -30,6 +30,7 @@ class _Kind:
     seconds: float = 0.0  # what they took
     guess_s: float | None = None  # a unit's seconds until one is measured
     like: str | None = None  # or the measured seconds per unit of this kind
+    counts: list[float] = field(default_factory=list)  # each counted step's count at its end
 
 
 @dataclass
@@ -112,6 +113,8 @@ class Job:
             k.done += units
             k.seconds += now - c.started
             self.steps_measured += 1
+        if c.counted is not None:
+            k.counts.append(c.counted[0])
 
     # ------------------------------------------------------------------ the estimate
 

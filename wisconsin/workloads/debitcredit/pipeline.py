@@ -117,8 +117,10 @@ def _warm_up(servers: PartitionServers, cfg: Config, job: Job, label: str) -> in
     unsteady for filling the cache), at most WARMUP_MAX_WINDOWS windows. The commits it
     made (they are in the database and the audit). job: told its windows as they go."""
     committed, grew = 0, []
+    before = job.kinds["warm-up"].counts if "warm-up" in job.kinds else []
     for i in range(WARMUP_MAX_WINDOWS):
-        job.count("warm-up", f"{label}, window {i + 1}", i, warm_up_windows(grew), units=1)
+        expect = warm_up_windows(grew, statistics.fmean(before) if before else None)
+        job.count("warm-up", f"{label}, window {i + 1}", i, expect, units=1)
         window = min(WARMUP_WINDOW_S, cfg.step_s)
         tallies = servers.run(Load("closed", window, streams=cfg.streams, seed=cfg.seed + i))
         errors = [t["error"] for t in tallies if t["error"]]
@@ -129,6 +131,7 @@ def _warm_up(servers: PartitionServers, cfg: Config, job: Job, label: str) -> in
         if growth and max(growth) < WARMUP_FLAT_BYTES:
             break
         grew.append(max(growth, default=WARMUP_FLAT_BYTES))
+    job.count("warm-up", f"{label}: warm", i + 1, i + 1)  # the windows it took, for the next
     return committed
 
 
@@ -137,22 +140,33 @@ TREND_WINDOWS = 4  # the windows whose median growth is compared with the 4 befo
 LEVELLED = 0.75  # a median growth not below this share of the one before: not falling
 
 
-def warm_up_windows(grew: list[float]) -> int:
+def warm_up_windows(grew: list[float], before: float | None = None) -> int:
     """The windows a warm-up is expected to take in all, from its engine memory's growth in
     each window so far (the most of any partition): while the median growth of the last
     TREND_WINDOWS falls below LEVELLED of the one before, by as much per window until it is
-    under WARMUP_FLAT_BYTES; once it stops falling, WARMUP_MAX_WINDOWS (a level above the
-    mark: history rows and the log grow the memory ~5-10 MB a window at P = 2 on 2 cores,
-    measured, so no window of both partitions is under it). WARMUP_GUESS_WINDOWS until
-    two medians are known."""
+    under WARMUP_FLAT_BYTES; once it stops falling, it levels above the mark (history rows
+    and the log grow the memory ~5-10 MB a window at P = 2 on 2 cores,
+    measured, so no window of both partitions is under it); it then ends at the first
+    window under the mark, of the odds a lognormal of the last 2n windows gives each. Until
+    two medians are known: the windows the bench's warm-ups so far took (`before`, their
+    mean), else WARMUP_GUESS_WINDOWS."""
     n = TREND_WINDOWS
     if len(grew) < 2 * n:
-        return max(WARMUP_GUESS_WINDOWS, len(grew) + 1)
+        return max(round(before or WARMUP_GUESS_WINDOWS), len(grew) + 1)
     last = max(statistics.median(grew[-n:]), 1.0)
-    before = max(statistics.median(grew[-2 * n : -n]), 1.0)
-    if last >= LEVELLED * before:
-        return WARMUP_MAX_WINDOWS
-    factor = (last / before) ** (1 / n)
+    earlier = max(statistics.median(grew[-2 * n : -n]), 1.0)
+    if last >= LEVELLED * earlier:
+        # levelled off: it ends at the first window under the mark, each one of the odds
+        # the last 2n windows' spread (lognormal) gives it; at most the cap
+        logs = [math.log(max(g, 1.0)) for g in grew[-2 * n :]]
+        spread = max(statistics.stdev(logs), 1e-3)
+        odds = statistics.NormalDist(statistics.fmean(logs), spread).cdf(
+            math.log(WARMUP_FLAT_BYTES)
+        )
+        if odds * WARMUP_MAX_WINDOWS <= 1:
+            return WARMUP_MAX_WINDOWS
+        return min(WARMUP_MAX_WINDOWS, len(grew) + math.ceil(1 / odds))
+    factor = (last / earlier) ** (1 / n)
     more = math.log(WARMUP_FLAT_BYTES / last) / math.log(factor)
     return min(WARMUP_MAX_WINDOWS, len(grew) + 1 + max(0, math.ceil(more)))
 
