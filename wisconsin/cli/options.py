@@ -289,10 +289,22 @@ def console(quiet: bool) -> command_options.Console:
     """Where a library function's words go: lines on standard output, progress lines on
     standard error and the progress display (neither when quiet)."""
     return command_options.Console(
-        say=click.echo,
-        log=(lambda line: None) if quiet else (lambda line: click.echo(line, err=True)),
+        say=_echo,
+        log=(lambda line: None) if quiet else (lambda line: _echo(line, err=True)),
         progress=lambda: progress_display(quiet),
     )
+
+
+_LIVE: list = []  # the live bar's console, while progress_display shows one
+
+
+def _echo(line: str, err: bool = False) -> None:
+    """A line on standard output (err: standard error); on the terminal a live bar is on,
+    printed above it (click.echo would write over the bar, which stays drawn there)."""
+    if _LIVE and (err or sys.stdout.isatty()):
+        _LIVE[-1].print(line, markup=False, highlight=False, soft_wrap=True)
+    else:
+        click.echo(line, err=err)
 
 
 def print_outcome(done: command_options.Outcome) -> None:
@@ -382,6 +394,7 @@ def progress_display(quiet: bool) -> Iterator:
     if not sys.stderr.isatty():
         yield _log_lines(sys.stderr)
         return
+    from rich.console import Console
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
     columns = (
@@ -391,7 +404,7 @@ def progress_display(quiet: bool) -> Iterator:
         TimeElapsedColumn(),
         TextColumn("{task.fields[left]}"),
     )
-    with Progress(*columns, transient=True) as bar:
+    with Progress(*columns, transient=True, console=Console(stderr=True)) as bar:
         phase = _Phase()
         task = bar.add_task("", total=1, left="")
 
@@ -411,4 +424,8 @@ def progress_display(quiet: bool) -> Iterator:
             )
 
         update.estimates = True  # type: ignore[attr-defined]
-        yield update
+        _LIVE.append(bar.console)
+        try:
+            yield update
+        finally:
+            _LIVE.pop()
