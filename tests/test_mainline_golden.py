@@ -165,6 +165,7 @@ def mask_bench(text: str, data: str | os.PathLike, out: str | os.PathLike) -> st
         line = re.sub(r"^Round trip:(\s+)[\d.]+ ms", r"Round trip:\1<MS> ms", line)
         line = re.sub(r"workers started in [\d.]+ s", "workers started in <S> s", line)
         line = re.sub(r"^bench took \d+ s", "bench took <S> s", line)
+        line = re.sub(r"^estimate: .*$", "estimate: <ESTIMATE>", line)  # timings (issue 45)
         if line.startswith("noise before the run:"):
             continue  # the preflight's findings: this machine's load at that moment
         if line.startswith("disk: tables "):

@@ -11,6 +11,7 @@ from pathlib import Path
 from wisconsin import WisconsinError, atomic, engines, store
 from wisconsin.builds import cost
 from wisconsin.measure.options import RunOptions
+from wisconsin.runfiles.runfile import estimate_text
 from wisconsin.workloads.options import (
     BenchOptions,
     Console,
@@ -154,6 +155,7 @@ def _summary(result: pipeline.BenchResult, opts: BenchOptions, started: float) -
         f"report:   {result.report_path} (every section)",
         f"html:     {result.html_path}",
         f"figures:  {len(result.figures)} files in {result.run_path.parent}, e.g. {overview}",
+        f"estimate: {estimate_text(result.run.estimate)}",
         f"bench took {time.monotonic() - started:.0f} s; check it with "
         f"`wisconsin audit {result.run_path}`",
     ]
