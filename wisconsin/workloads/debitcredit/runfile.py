@@ -25,8 +25,8 @@ from wisconsin.jsonfields import (
     Utc,
     UtcOrEmpty,
 )
+from wisconsin.oltp.histogram import Latency
 from wisconsin.runfiles import runfile as common
-from wisconsin.workloads.debitcredit.histogram import Latency
 from wisconsin.workloads.debitcredit.schema import Sizing
 
 WORKLOAD = "debitcredit"
