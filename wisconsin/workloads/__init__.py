@@ -26,7 +26,8 @@ A command's options reach an entry point as one frozen object (wisconsin.workloa
 the CLI only parses, calls the entry point and prints.
 
 The Wisconsin benchmark (`wisconsin.py`: the five batch queries of wisconsin/queries.py on
-F and G tables) is the first; DebitCredit (`debitcredit/`: OLTP scaleup) the second.
+F and G tables) is the first; DebitCredit (`debitcredit/`: OLTP scaleup) the second; TPC-C
+(`tpcc/`: TPC-C-derived OLTP on partitions) the third.
 Adding one: a module with the entry points above and one line in WORKLOADS.
 """
 
@@ -45,6 +46,7 @@ from wisconsin import WisconsinError, atomic
 WORKLOADS: dict[str, str] = {
     "wisconsin": "wisconsin.workloads.wisconsin.workload",
     "debitcredit": "wisconsin.workloads.debitcredit.workload",
+    "tpcc": "wisconsin.workloads.tpcc.workload",
 }
 NAMES = tuple(WORKLOADS)
 
