@@ -196,3 +196,8 @@ def test_scale_label_says_unscaled_first():
         forged().config, mode="nowait"))  # fmt: skip
     assert metrics.scale_label(run).startswith("UNSCALED")
     assert metrics.scale_label(forged()).startswith("scaled")
+    # at its ceiling, a run above it by chance (its interval reaching below) is scaled
+    noisy = forged(no_series=tuple(3 if (i // 30) % 2 else 1 for i in range(WINDOW)))
+    t = metrics.tpmc_interval(noisy.result, WINDOW)
+    assert t.median > metrics.MAX_TPMC_PER_WAREHOUSE * W >= t.low
+    assert metrics.scale_label(noisy).startswith("scaled")

@@ -78,9 +78,9 @@ def of_table(table_dir: str | os.PathLike) -> str:
 
 
 # What a run measured, by workload: Wisconsin's timed and baseline measurements, DebitCredit's
-# results per partition count. Settings, notes and verdicts are left out: they say what was
+# results per partition count, TPC-C's result. Settings, notes and verdicts are left out: they say what was
 # asked or concluded, not what was measured.
-MEASURED = ("measurements", "baseline", "results")
+MEASURED = ("measurements", "baseline", "results", "result")
 
 
 def identity(path: str | os.PathLike) -> str | None:
