@@ -28,6 +28,7 @@ BASE = SRC.parent
 LAYERS: list[tuple[str, ...]] = [
     ("cli",),
     ("workloads",),
+    ("oltp",),
     ("measure", "reports"),
     ("analysis",),
     ("engines", "builds"),

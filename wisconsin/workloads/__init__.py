@@ -27,7 +27,8 @@ A command's options reach an entry point as one frozen object (wisconsin.workloa
 the CLI only parses, calls the entry point and prints.
 
 The Wisconsin benchmark (`wisconsin.py`: the five batch queries of wisconsin/queries.py on
-F and G tables) is the first; DebitCredit (`debitcredit/`: OLTP scaleup) the second.
+F and G tables) is the first; DebitCredit (`debitcredit/`: OLTP scaleup) the second; TPC-C
+(`tpcc/`: TPC-C-derived OLTP on partitions) the third.
 Adding one: a module with the entry points above and one line in WORKLOADS.
 """
 
@@ -46,6 +47,7 @@ from wisconsin import WisconsinError, atomic
 WORKLOADS: dict[str, str] = {
     "wisconsin": "wisconsin.workloads.wisconsin.workload",
     "debitcredit": "wisconsin.workloads.debitcredit.workload",
+    "tpcc": "wisconsin.workloads.tpcc.workload",
 }
 NAMES = tuple(WORKLOADS)
 
@@ -77,9 +79,9 @@ def of_table(table_dir: str | os.PathLike) -> str:
 
 
 # What a run measured, by workload: Wisconsin's timed and baseline measurements, DebitCredit's
-# results per partition count. Settings, notes and verdicts are left out: they say what was
+# results per partition count, TPC-C's result. Settings, notes and verdicts are left out: they say what was
 # asked or concluded, not what was measured.
-MEASURED = ("measurements", "baseline", "results")
+MEASURED = ("measurements", "baseline", "results", "result")
 
 
 def identity(path: str | os.PathLike) -> str | None:

@@ -98,11 +98,8 @@ def table_kind(d: Path) -> str | None:
     if not d.is_dir() or d.is_symlink():
         return None
     if (d / MANIFEST).is_file():
-        return (
-            "debitcredit database"
-            if workloads.of_table(d) == "debitcredit"
-            else ("wisconsin table")
-        )
+        name = workloads.of_table(d)  # an OLTP workload's database, or a Wisconsin table
+        return "wisconsin table" if name == workloads.NAMES[0] else f"{name} database"
     if TABLE_NAME.fullmatch(d.name):
         names = [p.name for p in d.iterdir()]
         if all(PARTITION_FILE.fullmatch(n) or n == lock.LOCK_FILE for n in names):
@@ -127,6 +124,8 @@ def file_kind(p: Path) -> str | None:
         return "a/b file"
     if data.get("workload") == "debitcredit" and "results" in data:
         return "debitcredit run" + (" (progress)" if p.suffix == ".partial" else "")
+    if data.get("workload") == "tpcc" and "result" in data:
+        return "tpcc run"
     if "measurements" in data and "config" in data:
         return "wisconsin run"
     return None
@@ -139,7 +138,7 @@ def _table_state(d: Path, kind: str, verify: bool) -> str:
         with lock.hold_tables([d], shared=True):
             if not verify:
                 return "not checked"
-            if kind == "debitcredit database":
+            if kind.endswith(" database"):
                 # through the registry: this module serves every workload, imports none
                 lines, problem = workloads.get(workloads.of_table(d)).info_table(d)
                 bad = [] if problem is None else [_problem(lines)]
@@ -309,10 +308,12 @@ def _nothing():
 READ_BY = {
     "wisconsin table": "`wisconsin info {p}` checks it; `wisconsin run --data {parent}` times it",
     "debitcredit database": "`wisconsin info {p}` checks it",
+    "tpcc database": "`wisconsin info {p}` checks it",
     "unfinished table": "`wisconsin generate` finishes it",
     "data directory": "`wisconsin list {p}` shows what it holds",
     "wisconsin run": "`wisconsin report {p}` and `wisconsin audit {p}` read it",
     "debitcredit run": "`wisconsin report {p}` and `wisconsin audit {p}` read it",
+    "tpcc run": "`wisconsin report {p}` and `wisconsin audit {p}` read it",
     "debitcredit run (progress)": "`wisconsin bench --workload debitcredit --resume {p}` "
     "continues it",
     "a/b file": "`wisconsin compare {p}` reads it",
@@ -323,6 +324,7 @@ RUN_FILES = (
     "wisconsin run",
     "debitcredit run",
     "debitcredit run (progress)",
+    "tpcc run",
 )  # a partial: incomplete
 
 

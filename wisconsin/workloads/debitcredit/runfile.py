@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from msgspec import Meta
 
-from wisconsin import WisconsinError, atomic, jsonfields, outputs
+from wisconsin import WisconsinError, atomic, jsonfields
 from wisconsin.jsonfields import (
     AtLeastOne,
     Count,
@@ -25,8 +25,9 @@ from wisconsin.jsonfields import (
     Utc,
     UtcOrEmpty,
 )
+from wisconsin.oltp import runfile as oltp_runfile
+from wisconsin.oltp.histogram import Latency
 from wisconsin.runfiles import runfile as common
-from wisconsin.workloads.debitcredit.histogram import Latency
 from wisconsin.workloads.debitcredit.schema import Sizing
 
 WORKLOAD = "debitcredit"
@@ -174,14 +175,8 @@ class DebitCreditRun:
 
 
 def save(run: DebitCreditRun, path: str | os.PathLike) -> Path:
-    """Atomic, never overwrites (the project's writer). The file is noted as published
-    (outputs.published): a ^C after it is written must not say no run file was written."""
-    try:
-        saved = common.save(run, path)
-    except common.RunFileError as exc:
-        raise WisconsinError(str(exc)) from None
-    outputs.note_published(saved)
-    return saved
+    """Atomic, never overwrites; noted as published (oltp.runfile.save)."""
+    return oltp_runfile.save(run, path)
 
 
 PARTIAL = ".partial"  # suffix of a bench's progress file: never read as a run file
@@ -209,20 +204,12 @@ def load_partial(path: str | os.PathLike) -> DebitCreditRun:
 
 def is_debitcredit(path: str | os.PathLike) -> bool:
     """True if the file is a readable JSON object whose workload is DebitCredit."""
-    try:
-        data = atomic.read_json(path, "run file")
-    except WisconsinError:
-        return False
-    return isinstance(data, dict) and data.get("workload") == WORKLOAD
+    return oltp_runfile.is_workload(path, WORKLOAD)
 
 
 def load(path: str | os.PathLike) -> DebitCreditRun:
     p = Path(path)
-    if not p.exists():
-        raise WisconsinError(f"{p}: no such run file")
-    data = atomic.read_json(p, "not a readable run file:")
-    if not isinstance(data, dict) or data.get("workload") != WORKLOAD:
-        raise WisconsinError(f"{p}: not a DebitCredit run file")
+    data = oltp_runfile.read(p, WORKLOAD, "DebitCredit")
     if data.get("schema_version") == 1:
         data = _migrate_v1(data)
     if data.get("schema_version") == 2:

@@ -21,12 +21,10 @@ or is redone before the database is used again.
 
 from __future__ import annotations
 
-import contextlib
-
-import duckdb
-
-from wisconsin.workloads.debitcredit.failures import is_storage_failure
+from wisconsin.oltp.twophase import is_conflict, rollback
 from wisconsin.workloads.debitcredit.schema import NO_REMOTE
+
+__all__ = ["is_conflict", "rollback"]
 
 UPDATE_ACCOUNT = "UPDATE account SET abalance = abalance + $1 WHERE aid = $2 RETURNING abalance"
 UPDATE_TELLER = "UPDATE teller SET tbalance = tbalance + $1 WHERE tid = $2"
@@ -36,23 +34,6 @@ INSERT_HISTORY = (
     "'hhhhhhhhhhhhhhhh')"
 )
 INSERT_MARKER = "INSERT INTO remote_applied VALUES ($1, $2, $3, $4)"
-
-
-def is_conflict(exc: BaseException) -> bool:
-    """DuckDB's optimistic concurrency: a write-write conflict aborts the later writer.
-
-    A commit refused because the WAL could not be written is a TransactionException too
-    ("Failed to commit: Could not write file ...: No space left on device"): that is no
-    conflict, and retrying it (up to 100 times, or forever in a redo) only hides the disk."""
-    if is_storage_failure(exc):
-        return False
-    return isinstance(exc, duckdb.TransactionException) or "onflict" in str(exc)
-
-
-def rollback(cur: duckdb.DuckDBPyConnection) -> None:
-    # No transaction may be open (it failed before BEGIN, or DuckDB already ended it).
-    with contextlib.suppress(duckdb.Error):
-        cur.execute("ROLLBACK")
 
 
 def run_local(cur, txid: int, aid: int, tid: int, bid: int, delta: int) -> int:

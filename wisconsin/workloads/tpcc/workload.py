@@ -1,0 +1,115 @@
+"""TPC-C-derived OLTP as a workload (see wisconsin.workloads): its entry points."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from wisconsin import WisconsinError
+from wisconsin.workloads.options import (
+    BenchOptions,
+    Console,
+    InfoOptions,
+    Outcome,
+    RepairOptions,
+    Takes,
+)
+
+DESCRIPTION = "OLTP: TPC-C-derived new orders per minute on partitions (docs/tpcc.md)"
+
+# what `bench --workload tpcc` reads; any other option given is refused, not ignored
+BENCH_TAKES = Takes(
+    frozenset({"workload", "data_dir", "partitions", "seed", "out", "quiet", "step_seconds"}),
+    "{given}: not used by --workload tpcc; drop {it}",
+    own=(("cluster_address", "--workload tpcc runs on this machine (no --cluster)"),),
+)
+INFO_TAKES = Takes(frozenset({"table_dir"}), "{given}: not used on a TPC-C database")
+REPAIR_TAKES = Takes(frozenset({"table_dir"}), "{given}: a TPC-C database is repaired whole")
+
+
+def bench(opts: BenchOptions, console: Console) -> Outcome:
+    """`wisconsin bench --workload tpcc`: build, run the terminals, check, save, report."""
+    from wisconsin.workloads.tpcc.pipeline import bench_command
+
+    run, path, text, report_path = bench_command(opts, console.log)
+    lines = ([] if opts.quiet else [text]) + [f"run file: {path}", f"report:   {report_path}"]
+    db = Path(run.config.data_dir)
+    return Outcome(tuple(lines), db.parent, (db,), Path(path))
+
+
+def owns(path: str | os.PathLike) -> bool:
+    from wisconsin.workloads.tpcc.runfile import is_tpcc
+
+    return is_tpcc(path)
+
+
+def owns_table(table_dir: str | os.PathLike) -> bool:
+    from wisconsin import atomic
+    from wisconsin.workloads.tpcc.load import MANIFEST, WORKLOAD
+
+    try:
+        data = atomic.read_json(Path(table_dir) / MANIFEST, "manifest")
+    except (WisconsinError, OSError):
+        return False
+    return isinstance(data, dict) and data.get("workload") == WORKLOAD
+
+
+def _check(table_dir) -> tuple[list[str], bool]:
+    from wisconsin.workloads.tpcc import consistency, load
+
+    m = load.read_manifest(table_dir)
+    verdicts = consistency.check_database(
+        load.partition_paths(table_dir, m), m.scale, None, (1, 2, 3, 4)
+    )
+    return consistency.lines(verdicts), not consistency.failed(verdicts)
+
+
+def info_table(table_dir, opts: InfoOptions | None = None) -> tuple[list[str], int]:
+    """`wisconsin info` on a TPC-C database: its placement and conditions 1-4."""
+    from wisconsin.workloads.tpcc.load import read_manifest
+
+    m = read_manifest(table_dir)
+    lines, ok = _check(table_dir)
+    head = (
+        f"{table_dir}: TPC-C database, {m.partitions * m.warehouses_per_partition} warehouses "
+        f"on {m.partitions} partition(s), seed {m.seed}"
+    )
+    return [head, *lines], 0 if ok else 1
+
+
+def repair_table(table_dir, opts: RepairOptions | None = None, console: Console | None = None):
+    """`wisconsin repair`: redo the decided remote halves, then check conditions 1-4."""
+    from wisconsin.store import lock
+    from wisconsin.workloads.tpcc import load, remote
+
+    m = load.read_manifest(table_dir)
+    with lock.hold_tables([Path(table_dir)]):
+        redone = remote.recover(load.partition_paths(table_dir, m))
+        lines, ok = _check(table_dir)
+    state = (
+        f"{table_dir}: {redone} decided remote half(s) applied"
+        if redone
+        else (f"{table_dir}: nothing pending, nothing changed")
+    )
+    return [state + ("; conditions 3.3.2.1-4 hold" if ok else "; a condition FAILED"), *lines]
+
+
+def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
+    from wisconsin.workloads.tpcc.report import report_files
+
+    return report_files(paths, fmt)
+
+
+def plot_files(paths: Sequence[str | os.PathLike], out_dir=None, force: bool = False) -> list[Path]:
+    raise WisconsinError("TPC-C runs have no figures yet: `wisconsin report` shows them")
+
+
+def compare_files(a: Sequence, b: Sequence, force: bool = False, fmt: str = "text") -> str:
+    raise WisconsinError("TPC-C runs have no compare yet: `wisconsin report` each run")
+
+
+def audit_file(path: str | os.PathLike) -> list:
+    from wisconsin.workloads.tpcc.audit import audit_file
+
+    return audit_file(path)
