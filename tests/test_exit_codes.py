@@ -186,15 +186,17 @@ def test_bench_is_0_when_its_audit_passes_and_ends_with_the_disk_line(
     if workload == "wisconsin":
         run, module, data = Path(shutil.copy(PASSING, out)), WORKLOAD, fx["data"]
     else:  # no DebitCredit run of the fixtures passes every rule: its audit says it does
-        run, module, data = Path(shutil.copy(DC_FAILING, out)), DC_WORKLOAD, fx["dcdata"]
+        # as its bench returns it: the bench's own directory under --data, its databases
+        run, module = Path(shutil.copy(DC_FAILING, out)), DC_WORKLOAD
+        data = fx["dcdata"] / "debitcredit"
         monkeypatch.setattr(f"{DC_WORKLOAD}.audit_file", lambda path: [])
     _bench_returning(monkeypatch, module, run, data)
     r = _cli("bench", "--workload", workload, "--data", data, "--out", out, "--quiet")
     _expect(r, 0)
     last = _last(r)
     assert last.startswith("disk: tables ") and f"in {data.absolute()}" in last, last
-    # the data directory, or its tables when it holds something else (the fixtures' do)
-    assert f"remove the tables with `wisconsin remove {data.absolute()}" in last, last
+    # the bench's own data directory: it holds only what the bench built
+    assert f"remove the tables with `wisconsin remove {data.absolute()}`," in last, last
     assert f"the run's files with `rm {run.with_suffix('').absolute()}*`" in last, last
 
 
@@ -220,7 +222,12 @@ def test_bench_is_1_when_its_audit_fails(fx, tmp_path, monkeypatch, workload):
     out.mkdir()
     fixture, module, data, rule = {
         "wisconsin": (FAILING, WORKLOAD, fx["data"], "engine share"),
-        "debitcredit": (DC_FAILING, DC_WORKLOAD, fx["dcdata"], "P=1 steady, P=2 steady"),
+        "debitcredit": (
+            DC_FAILING,
+            DC_WORKLOAD,
+            fx["dcdata"] / "debitcredit",
+            "P=1 steady, P=2 steady",
+        ),
     }[workload]
     run = Path(shutil.copy(fixture, out))
     _bench_returning(monkeypatch, module, run, data)
