@@ -26,6 +26,30 @@ def test_evict_empties_the_cache_and_the_next_read_comes_from_storage(tmp_path):
     assert pagecache.resident_bytes(f) == size
 
 
+def test_evict_fsyncs_only_a_file_whose_pages_stay_dirty(tmp_path, monkeypatch):
+    f = tmp_path / "blob"
+    f.write_bytes(os.urandom(1 << 20))
+    if pagecache.resident_bytes(f) is None:
+        pytest.skip("no mincore here")
+    synced = []
+    real, real_advise = os.fsync, os.posix_fadvise
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd)))
+    # just written: dirty pages DONTNEED cannot drop until written back
+    assert pagecache.evict(f)["resident_bytes"] == 0
+    dirty = len(synced)
+    f.read_bytes()  # cached again, clean
+    assert pagecache.resident_bytes(f) == 1 << 20
+    assert pagecache.evict(f)["resident_bytes"] == 0
+    assert len(synced) == dirty  # a clean file is dropped without an fsync
+    # a page that stays after DONTNEED (dirty, or under writeback) is written back first
+    monkeypatch.setattr(
+        os, "posix_fadvise", lambda *a: None if len(synced) == dirty else real_advise(*a)
+    )
+    f.read_bytes()
+    assert pagecache.evict(f)["resident_bytes"] == 0
+    assert len(synced) == dirty + 1
+
+
 def test_evict_partition_covers_the_wal_and_tolerates_its_absence(tmp_path):
     db = tmp_path / "p.duckdb"
     db.write_bytes(b"x" * 8192)
