@@ -198,12 +198,20 @@ def worker_info(dask_worker=None) -> dict:
 
 
 @_serial
-def task_open(path: str) -> float:
-    t0 = time.perf_counter()
+def task_open(path: str, share: tuple[float, int] | None = None, prune: bool = False) -> str | None:
+    """Open path's session afresh (DuckDB is slower right after writing a table), its
+    memory_limit first sized as share = (fraction, instances): this host's RAM split
+    among the open table's instances on it (EngineConfig.memory_fraction). prune: drop
+    its commit markers too (no decided update left to recover). Returns the memory_limit
+    it was sized to (None: not sized here)."""
     sessions = _sessions()
-    sessions.close(path)  # fresh connection: DuckDB is slower right after writing a table
-    sessions.session(path)
-    return time.perf_counter() - t0
+    if share is not None:
+        sessions.limits[path] = memory_share(*share)
+    sessions.close(path)
+    s = sessions.session(path)
+    if prune:
+        s.prune_markers()
+    return sessions.limits.get(path)
 
 
 @_serial
@@ -245,18 +253,6 @@ def _resident(paths) -> int | None:
 @_serial
 def task_make_cold(path: str, drop_caches: bool) -> dict:
     return make_cold(_sessions(), path, drop_caches)
-
-
-@_serial
-def task_memory_share(path: str, fraction: float, instances: int) -> str:
-    """Size path's DuckDB memory_limit as its share of this host's RAM, now (if open) and
-    for every reopening."""
-    sessions = _sessions()
-    limit = sessions.limits[path] = memory_share(fraction, instances)
-    s = sessions.sessions.get(path)
-    if s is not None:
-        s.con.execute("SET memory_limit = ?", [limit])
-    return limit
 
 
 @_serial
@@ -319,9 +315,10 @@ def task_noop() -> None:
     """Nothing: the bare round trip of a call (benchmarks/transport.py)."""
 
 
-# What the direct channel may call: the timed statements' task functions and the untimed
+# What the direct channel may call: the timed statements' task functions, the untimed
 # ones around them in a step (reset, evict, verify), so no Dask task runs just before a
-# timed statement; opening, closing and recovery stay Dask tasks.
+# timed statement, and opening and closing a table (a Dask task to each of P workers cost
+# ~7 ms of CPU each, several per table and round); recovery stays Dask tasks.
 DIRECT = {
     f.__name__: f
     for f in (
@@ -336,5 +333,8 @@ DIRECT = {
         task_digest,
         task_redo,
         task_data_bytes,
+        task_open,
+        task_close,
+        task_prune_markers,
     )
 }
