@@ -7,10 +7,12 @@ The plugin keeps one long-lived session per partition file, so a transaction ope
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
 import os
+import sys
 import threading
 import time
 
@@ -35,8 +37,9 @@ _channel_thread = threading.local()  # .plugin: the plugin a channel thread serv
 def dask_setup(worker) -> None:
     """Worker preload (local clusters): ^C in the user's terminal reaches every process of
     the group; the coordinator handles it and stops the workers, so they ignore it rather
-    than each print a traceback."""
-    import contextlib
+    than each print a traceback. A worker that closed cleanly skips Python's finalization
+    at exit (_exit_closed)."""
+    import atexit
 
     from wisconsin import interrupts
 
@@ -45,6 +48,29 @@ def dask_setup(worker) -> None:
     from wisconsin.cluster.logs import redirect_worker_output
 
     redirect_worker_output()  # Dask's log lines to the run's log file, not the terminal
+    atexit.register(_exit_closed)  # after the imports' handlers: it runs before them
+
+
+_closed = threading.Event()  # this worker closed cleanly (dask_teardown)
+
+
+def dask_teardown(worker) -> None:
+    """Worker preload: called as the worker closes, after its plugins' teardown (every
+    DuckDB session closed)."""
+    _closed.set()
+
+
+def _exit_closed() -> None:
+    """At the exit of a worker that closed cleanly: end the process now, without Python's
+    finalization of its heap (~0.35 s of CPU a worker: 16 workers took 4.1-4.6 s to stop
+    on the shared 2 cores, 0.26-0.4 s so; each block restarts them). Its sessions are
+    closed and its output flushed; a worker that did not close cleanly exits as usual."""
+    if not _closed.is_set():
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 class PartitionSessions(WorkerPlugin):
