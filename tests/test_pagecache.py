@@ -151,3 +151,19 @@ def test_evicting_a_file_duckdb_holds_open_keeps_duckdbs_lock(tmp_path):
     finally:
         child.kill()
         child.wait()
+
+
+def test_proc_files_are_read_from_a_kept_descriptor_that_follows_the_process():
+    # kept open between calls (read_bytes still counts each read: the test above); a forked
+    # child reads its own /proc/self, not the parent's inherited descriptor
+    assert pagecache.proc_field("status", b"Pid:") == os.getpid()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its own pid, or 0
+        ok = pagecache.proc_field("status", b"Pid:") == os.getpid()
+        os.write(w, b"1" if ok else b"0")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(r, 1) == b"1"
+    assert pagecache.proc_field("status", b"NoSuchField:") is None
+    assert pagecache.proc_field("no-such-file", b"x:") is None
