@@ -1,3 +1,4 @@
+from dataclasses import fields
 from types import SimpleNamespace
 
 import pytest
@@ -190,3 +191,19 @@ def test_a_second_bench_reuses_the_tables_an_earlier_one_sized(tmp_path):
         earlier_sizes(dataclasses.replace(plan, f_rows=2000, g_rows=500), 7, str(tmp_path)) is None
     )
     assert earlier_sizes(plan, 7, str(tmp_path / "empty")) is None
+
+
+def test_bench_ends_with_where_its_time_went():
+    from wisconsin.runfiles.runfile import TimeSpent
+    from wisconsin.workloads.wisconsin.pipeline import time_line
+
+    names = [f.name for f in fields(TimeSpent)]
+    spent = TimeSpent(**dict.fromkeys(names, 1.0) | {"total_s": 20.0})
+    run = SimpleNamespace(time_spent=spent)
+    line = time_line(SimpleNamespace(run=run, generate_s=3.0, report_s=4.5))
+    assert line.startswith("time: building tables 3.0 s, checks 1.0 s, probes 1.0 s,")
+    assert "timed 1.0 s" in line and "worker restarts 1.0 s" in line and "undo 1.0 s" in line
+    # every part named once; "other" is what the parts leave of the run's total
+    assert line.count(" s,") == len(names) - 1 + 2 and "other 8.0 s" in line
+    assert line.endswith("report and figures 4.5 s")
+    assert time_line(SimpleNamespace(run=SimpleNamespace(time_spent=None))) == ""

@@ -151,6 +151,7 @@ def _summary(result: pipeline.BenchResult, opts: BenchOptions, started: float) -
         f"report:   {result.report_path} (every section)",
         f"html:     {result.html_path}",
         f"figures:  {len(result.figures)} files in {result.run_path.parent}, e.g. {overview}",
+        *filter(None, [pipeline.time_line(result)]),
         f"bench took {time.monotonic() - started:.0f} s; check it with "
         f"`wisconsin audit {result.run_path}`",
     ]

@@ -264,6 +264,36 @@ class BenchResult:
     tables_reused: tuple[str, ...]
     generate_s: float
     html_path: Path | None = None
+    report_s: float = 0.0  # the text and HTML reports and the figures, after the run
+
+
+# TimeSpent's parts as a bench's last lines name them, in the order they happen
+SPENT_WORDS = (
+    ("checks_s", "checks"),
+    ("probes_s", "probes"),
+    ("start_s", "first workers"),
+    ("warmups_s", "warm-ups"),
+    ("timed_s", "timed"),
+    ("fresh_workers_s", "worker restarts"),
+    ("eviction_s", "eviction"),
+    ("empty_statements_s", "empty statements"),
+    ("resets_s", "resets"),
+    ("verify_s", "verification"),
+    ("undo_s", "undo"),
+    ("opens_s", "opening tables"),
+)
+
+
+def time_line(result: BenchResult) -> str:
+    """Where the bench's time went: building, the run's parts (its file's TimeSpent) and the
+    report; "" when the run did not record them."""
+    spent = result.run.time_spent
+    if spent is None:
+        return ""
+    parts = [("building tables", result.generate_s)]
+    parts += [(word, getattr(spent, name)) for name, word in SPENT_WORDS]
+    parts += [("other", spent.other_s), ("report and figures", result.report_s)]
+    return "time: " + ", ".join(f"{word} {s:.1f} s" for word, s in parts)
 
 
 @dataclass(frozen=True)
@@ -396,6 +426,7 @@ def bench(
         left = deadline - time.monotonic() - 20.0  # report and figures
         options = replace(options, time_budget_s=max(1.0, left))
     result, path = run(options, progress=progress)
+    t0 = time.perf_counter()
     text = report.render_report([result], "text")
     report_path, html_path = report_paths(path)
     # Never a half-written page under its final name, never one a user had replaced.
@@ -412,4 +443,5 @@ def bench(
         tables_reused=built.reused_tables,
         generate_s=built.seconds,
         html_path=html_path,
+        report_s=time.perf_counter() - t0,
     )
