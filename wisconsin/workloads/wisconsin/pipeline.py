@@ -359,13 +359,25 @@ def earlier_sizes(plan: Plan, seed: int, data_dir: str) -> Plan | None:
     return replace(plan, f_rows=f_rows, g_rows=g_rows)
 
 
-def preset_specs(preset: str | Preset, seed: int, kinds, partitions) -> list[TableSpec]:
-    """The tables of a preset over partitions (its G tables over its g_partitions, if set)."""
+def preset_specs(
+    preset: str | Preset, seed: int, kinds, partitions, baseline: bool = False
+) -> list[TableSpec]:
+    """The tables of a preset over partitions (its G tables over its g_partitions, if set);
+    with baseline, F1 too when they do not include it: the single-thread baseline's table,
+    without which a run has no baseline and no bound (its audit cannot pass)."""
     p = preset if isinstance(preset, Preset) else get_preset(preset)
-    return [
+    specs = [
         TableSpec(k, p.rows_for(k), n, seed)
         for k, n in runfile.table_list(kinds, partitions, p.g_partitions)
     ]
+    return with_baseline(specs, p, seed) if baseline else specs
+
+
+def with_baseline(specs: list[TableSpec], p: Preset, seed: int) -> list[TableSpec]:
+    """specs and, when they do not hold it, F1 at the preset's F size: the single-thread
+    baseline's table (the runner times it only where F1 is generated) and so the bound."""
+    has_f1 = any((s.kind, s.partitions) == ("F", 1) for s in specs)
+    return specs if has_f1 else [*specs, TableSpec("F", p.f_rows, 1, seed)]
 
 
 def report_paths(run_path: Path) -> tuple[Path, Path]:
@@ -402,6 +414,8 @@ def bench(
     """
     p = preset if isinstance(preset, Preset) else get_preset(preset)
     specs = [TableSpec(k, p.rows_for(k), n, seed) for k, n in options.tables()]
+    if options.baseline:
+        specs = with_baseline(specs, p, seed)
     check_outputs(options.out, options.mode)
     eng = options.engine
     client = None
