@@ -1,3 +1,4 @@
+import re
 from dataclasses import MISSING, fields, replace
 from types import SimpleNamespace
 
@@ -272,3 +273,26 @@ def test_bench_ends_with_where_its_time_went():
     assert line.count(" s,") == len(names) - 1 + 2 and "other 8.0 s" in line
     assert line.endswith("report and figures 4.5 s")
     assert time_line(SimpleNamespace(run=SimpleNamespace(time_spent=None))) == ""
+
+
+def test_the_page_written_beside_the_figures_is_the_runs_report(tmp_path):
+    """bench writes the HTML page in a second process from the run file while it draws the
+    figure files: the page is the one `report --format html` renders of that file."""
+    import shutil
+
+    from wisconsin.runfiles import runfile
+    from wisconsin.workloads.wisconsin import report
+    from wisconsin.workloads.wisconsin.pipeline import _figures_and_page
+
+    src = tmp_path / "run.json"
+    shutil.copy("tests/fixtures/run_real.json", src)
+    run = runfile.load(src)
+    page = tmp_path / "run.report.html"
+    figures = _figures_and_page(run, src, page)
+    assert figures and all(f.exists() for f in figures)
+
+    # the same page but for the ids matplotlib draws anew in each rendering (clips, markers)
+    def drawn_ids(text):
+        return re.sub(r"\b[mp][0-9a-f]{10}\b", "<ID>", text)
+
+    assert drawn_ids(page.read_text()) == drawn_ids(report.render_report([run], "html"))
