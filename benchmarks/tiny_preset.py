@@ -7,7 +7,10 @@ Each run is one child `python -m wisconsin bench --preset tiny --data DIR/data -
 DIR/runs-K --quiet` on fresh tables (generation included, as a first bench on a machine),
 then `wisconsin audit --format json` of its run file. Printed per run: wall time, CPU time
 of the child and every process it reaped (its Dask workers), the audit's pass count and
-its failing rules, and where the wall time went, read from the run file alone:
+its failing rules, and where the wall time went, read from the run file alone: the parts
+the runner recorded (Run.time_spent: checks, probes, start, fresh workers, warm-ups, opens,
+resets, eviction, empty statements, timed, verify, undo, other), or for a file without
+them:
 
   before the run   interpreter start, building the tables, checking them (to started_utc)
   first start      probes, the first workers, the baseline engine (to round 0)
@@ -52,7 +55,14 @@ def _ts(utc: str) -> float:
 
 
 def breakdown(doc: dict) -> dict[str, float]:
-    """Seconds of the run by phase, from the run file (see the module docstring)."""
+    """Seconds of the run by phase, from the run file: the runner's own record (TimeSpent)
+    where it has one, else derived (see the module docstring)."""
+    spent = doc.get("time_spent")
+    if spent:
+        parts = {k.removesuffix("_s").replace("_", " "): v for k, v in spent.items()}
+        total = parts.pop("total")
+        parts["other"] = max(0.0, total - sum(parts.values()))
+        return parts
     started, finished = _ts(doc["started_utc"]), _ts(doc["finished_utc"])
     rounds = sorted(doc["rounds"], key=lambda r: r["index"])
     first = _ts(rounds[0]["started_utc"]) if rounds else finished
@@ -96,12 +106,29 @@ def gaps_by_step(doc: dict) -> dict[str, tuple[float, int]]:
     return {k: (sum(v), len(v)) for k, v in sorted(out.items())}
 
 
+def tightest(doc: dict, n: int = 3) -> list[str]:
+    """The points the engine-share rule judges (P <= usable cores) closest to its 20x: each
+    median time over its median harness overhead, smallest first."""
+    cores = doc["environment"]["usable_cores"]
+    out = []
+    for m in doc["measurements"]:
+        times = [r["wall_s"] for r in m["repetitions"]]
+        over = [r["overhead_s"] for r in m["repetitions"] if r.get("overhead_s")]
+        if m["partitions"] <= cores and times and over:
+            out.append((statistics.median(times) / statistics.median(over), m, over))
+    return [
+        f"{m['table']}/{m['query']} {x:.0f}x ({statistics.median(o) * 1e3:.2f} ms overhead)"
+        for x, m, o in sorted(out, key=lambda t: t[0])[:n]
+    ]
+
+
 def run_once(checkout: Path, work: Path, k: int, extra: list[str]) -> dict:
     data, out = work / "data", work / f"runs-{k}"
     shutil.rmtree(data, ignore_errors=True)  # fresh tables: generation is part of the bench
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     cmd = [sys.executable, "-m", "wisconsin", "bench", "--preset", "tiny", "--data", str(data)]
     cmd += ["--out", str(out), "--quiet", *extra]
+    load_before = os.getloadavg()
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     child = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=checkout)
@@ -118,6 +145,8 @@ def run_once(checkout: Path, work: Path, k: int, extra: list[str]) -> dict:
         capture_output=True, text=True, env=env, cwd=checkout,
     )  # fmt: skip
     rules = json.loads(audit.stdout)["rules"]
+    # before the run file's start: the interpreter and the build; after its end: the
+    # reports and figures (finished_utc has whole seconds)
     parts = {"before the run": _ts(doc["started_utc"]) - (end - wall)} | breakdown(doc)
     parts["after the run"] = end - _ts(doc["finished_utc"])
     return {
@@ -132,6 +161,8 @@ def run_once(checkout: Path, work: Path, k: int, extra: list[str]) -> dict:
         "blocks": len({r["block"] for r in doc["rounds"] if r["index"] > 0}),
         "stop": doc.get("stop_reason", ""),
         "load": os.getloadavg()[0],
+        "load_before": load_before,
+        "tightest": tightest(doc),
     }
 
 
@@ -141,6 +172,10 @@ def show(name: str, r: dict) -> None:
         f"{r['load']:.1f}; audit {r['passed']} of {r['rules']} rules pass; "
         f"{r['rounds']} timed rounds in {r['blocks']} blocks ({r['stop']})"
     )
+    print(
+        "    load average before (1, 5, 15 min): " + " ".join(f"{x:.2f}" for x in r["load_before"])
+    )
+    print("    engine share's tightest points: " + "; ".join(r["tightest"]))
     for line in r["failed"]:
         print(f"    FAIL {line}")
     for part, s in r["parts"].items():
