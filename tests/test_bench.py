@@ -117,6 +117,7 @@ def test_the_probe_is_announced_before_it_writes(tmp_path, monkeypatch):
 
 
 def test_the_last_line_says_where_the_disk_went_and_how_to_free_it(tmp_path):
+    import re
     import shlex
     import subprocess
 
@@ -124,9 +125,10 @@ def test_the_last_line_says_where_the_disk_went_and_how_to_free_it(tmp_path):
 
     data, out = tmp_path / "data", tmp_path / "out"
     tables = [data / "F2", data / "G2"]
-    for t in tables:
+    for t in tables:  # what `wisconsin remove` takes for tables: a manifest, partitions
         t.mkdir(parents=True)
-        (t / "part0.duckdb").write_bytes(b"x" * 3_000_000)
+        (t / "part-000.duckdb").write_bytes(b"x" * 3_000_000)
+        (t / "manifest.json").write_text("{}")
     (data / "_probe").mkdir()
     out.mkdir()
     run = out / "20261125T000000Z-h-shared-nothing.json"
@@ -137,16 +139,16 @@ def test_the_last_line_says_where_the_disk_went_and_how_to_free_it(tmp_path):
     assert line.startswith(
         f"disk: tables 6.0 MB in {data}, run file, report and figures 3.0 MB in {out}"
     )
-    # the data directory holds only this bench's tables: all of it goes
-    cmd = line.split("remove them with `")[1].rstrip("`")
-    assert cmd == f"rm -r {data} {out / run.stem}*"
+    # the data directory holds only this bench's tables: all of it goes, by `wisconsin
+    # remove` (it removes only what it built); the run's files (results) by rm
+    tables_cmd, files_cmd = re.findall(r"`([^`]*)`", line)
+    assert tables_cmd == f"wisconsin remove {data}" and files_cmd == f"rm {out / run.stem}*"
     (data / "F4").mkdir()  # someone else's table: only ours are named
-    cmd = _leftovers(data, tables, run, on_cluster=False).split("`")[1]
-    assert cmd == f"rm -r {tables[0]} {tables[1]} {out / run.stem}*"
-    subprocess.run(cmd, shell=True, check=True)
+    tables_cmd, files_cmd = re.findall(r"`([^`]*)`", _leftovers(data, tables, run, False))
+    assert tables_cmd == f"wisconsin remove {tables[0]} {tables[1]}"
+    subprocess.run(files_cmd, shell=True, check=True)
     assert sorted(p.name for p in out.iterdir()) == ["another-run.json"]
-    assert sorted(p.name for p in data.iterdir()) == ["F4", "_probe"]
-    assert shlex.split(cmd)[0] == "rm"
+    assert shlex.split(files_cmd)[0] == "rm"
 
 
 def test_sizes_are_decimal_as_printed_and_the_build_line_leaves_the_disk_to_bench():
@@ -213,8 +215,11 @@ def test_every_preset_builds_the_baseline_table_so_its_audit_can_pass(tmp_path, 
 
     monkeypatch.setattr(pipeline, "build_tables", build)
     from wisconsin.measure.options import RunOptions
+    from wisconsin.workloads.wisconsin.queries import CATALOG
 
-    opts = RunOptions(data_dir=str(tmp_path), kinds=("G",), partitions=(2, 4), out=str(tmp_path))
+    opts = RunOptions(
+        data_dir=str(tmp_path), kinds=("G",), partitions=(2, 4), out=str(tmp_path), catalog=CATALOG
+    )
     with pytest.raises(WisconsinError, match="stop after"):
         pipeline.bench("laptop", str(tmp_path / "d"), 7, opts)
     assert sorted(s.name for s in built) == ["F1", "G2", "G4"]

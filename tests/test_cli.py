@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.exits import completed
 from harness.signals import sigint_default
 from wisconsin.cli import cli
 from wisconsin.runfiles import runfile
@@ -22,8 +23,8 @@ def invoke(*args):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
-def one_line_error(result, *fragments):
-    assert result.exit_code == 2, result.output
+def one_line_error(result, *fragments, code=2):
+    assert result.exit_code == code, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert "Traceback" not in result.output
     assert any(all(f in line for f in fragments) for line in lines), result.output
@@ -127,11 +128,11 @@ def test_info_verifies_and_catches_tampering(data, tmp_path):
     con = duckdb.connect(str(target / "part-000.duckdb"))
     con.execute("UPDATE wisconsin SET stringu1 = 'x' WHERE unique2 = 7")
     con.close()
-    one_line_error(invoke("info", target), "1 problem(s) found")
+    one_line_error(invoke("info", target), "1 problem(s) found", code=3)  # damaged data
     # --json carries what the check found, not only the manifest
     r = CliRunner().invoke(cli, ["info", str(target), "--json", "--deep"])
     found = json.loads(r.stdout)["verification"]
-    assert r.exit_code == 2 and found["checked"] == "deep" and found["ok"] is False
+    assert r.exit_code == 3 and found["checked"] == "deep" and found["ok"] is False
     assert len(found["problems"]) == 1 and not found["update_pending"]
     good = json.loads(invoke("info", data / "F2", "--json").output)["verification"]
     assert good == {"checked": "cheap", "ok": True, "problems": [], "update_pending": False,
@@ -258,9 +259,9 @@ def test_run_prints_summary_and_run_file(data, tmp_path):
         tmp_path / "runs",
         "--quiet",
     )
-    assert r.exit_code == 0, r.output
+    assert completed(r), r.output  # 1 round on 3,000 rows: its audit fails, the file is kept
     assert "all answers verified" in r.output
-    path = r.output.strip().splitlines()[-1].removeprefix("run file: ")
+    (path,) = [ln.removeprefix("run file: ") for ln in r.output.splitlines() if "run file: " in ln]
     assert os.path.exists(path) and path.endswith("-shared-memory.json")
     r = invoke("report", path)
     assert r.exit_code == 0 and "Speedup" in r.output
@@ -276,7 +277,7 @@ def test_a_budget_spent_before_the_first_timed_round_is_not_a_complete_run(data,
     assert run.stop_reason.startswith("time budget: 0 rounds")
     assert not list(tmp_path.glob("*.journal"))
     r = invoke("run", "--resume", path, "--time-budget", "600", "--quiet")
-    assert r.exit_code == 0, r.output
+    assert completed(r), r.output
     run = runfile.load(path)
     assert run.status == "complete" and run.config.repeat == 1
     assert run.config.time_budget_s == 600
@@ -425,7 +426,7 @@ def test_bench_end_to_end_tiny(tmp_path, small_tiny):
         "--mode",
         "shared-memory",
     )
-    assert r.exit_code == 0, r.output
+    assert completed(r), r.output  # tiny: its audit fails (exit 1, files kept)
     # the terminal gets the verdict; the report file every section after it
     assert "Speedup at P=2" in r.output and "Tandem VLX" in r.output
     assert "Speedup (F tables)" not in r.output
@@ -435,8 +436,10 @@ def test_bench_end_to_end_tiny(tmp_path, small_tiny):
     assert pngs and all(p.stat().st_size > 1000 for p in pngs)
     report = (tmp_path / "runs" / (runs[0].stem + ".report.txt")).read_text()
     assert report.startswith("Verdict") and "Speedup (F tables)" in report
-    last = r.output.splitlines()[-1]
-    assert last.startswith("disk: tables ") and f"rm -r {tmp_path / 'data'} " in last
+    # the disk line, then (the audit failed) the line naming the failed rules
+    *_, disk, last = r.output.splitlines()
+    assert disk.startswith("disk: tables ") and f"`wisconsin remove {tmp_path / 'data'}`" in disk
+    assert last.startswith("audit: fail (") and r.exit_code == 1
     # A second bench reuses the tables and writes a new run file beside the first.
     r = invoke(
         "bench",
@@ -454,7 +457,7 @@ def test_bench_end_to_end_tiny(tmp_path, small_tiny):
         "shared-memory",
         "--quiet",
     )
-    assert r.exit_code == 0 and "reused F1, F2, G1, G2" in r.output
+    assert completed(r) and "reused F1, F2, G1, G2" in r.output
     assert len(list((tmp_path / "runs").glob("*.report.html"))) == 2
     assert not [p for p in (tmp_path / "runs").iterdir() if ".tmp" in p.name]
     # A page the user has under the report's name is never replaced, and bench says so
@@ -751,7 +754,7 @@ def test_run_defaults_to_the_partition_counts_generated(data, tmp_path):
         tmp_path,
         "--quiet",
     )
-    assert r.exit_code == 0, r.output
+    assert completed(r), r.output
     tables = [line.split()[0] for line in r.output.splitlines() if line.startswith("  ")]
     assert tables == ["F1", "G1", "F2", "G2"]
 

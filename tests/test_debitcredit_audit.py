@@ -345,7 +345,7 @@ def test_one_step_gets_the_t_interval_of_its_five_second_batch_means():
     assert (two.low, two.high, two.n) == (100, 120, 2)
 
 
-def test_default_partitions_go_up_to_the_cores_and_the_time_left_adds_up(monkeypatch):
+def test_default_partitions_go_up_to_the_cores_and_the_time_left_adds_up():
     assert pipeline.default_partitions(1) == (1, 2)
     assert pipeline.default_partitions(2) == (1, 2)
     assert pipeline.default_partitions(6) == (1, 2, 4)
@@ -357,22 +357,51 @@ def test_default_partitions_go_up_to_the_cores_and_the_time_left_adds_up(monkeyp
     text = pipeline.schedule_text(cfg)
     assert "P = 1,2" in text and "1 x (1 closed step of 60 s + 5 open of 30 s) = 3.5 min" in text
     assert "~7 min measured in all" in text
-    clock = iter([0.0, 280.0, 1000.0, 1410.0])
-    monkeypatch.setattr(pipeline.time, "monotonic", lambda: next(clock))
-    left = pipeline.TimeLeft((1, 2), cfg.seconds_per_partition_count())
-    guess = pipeline.FIRST_GUESS_PER_PARTITION_S
-    assert left.left_s() == 2 * 210 + 3 * guess  # both P's steps, their untimed work
-    left.begin(1)
-    left.step_done(1, 60.0)
-    assert left.left_s() == 150 + 210 + 2 * guess  # P=1's untimed work is under way
-    left.end(1)  # took 280 s: 210 s of steps, 70 s untimed for one partition
-    assert left.untimed_per_partition_s == 70.0
-    assert left.left_s() == 210 + 2 * 70.0 and left.text() == "~5.8 min left"
-    left.begin(2)
-    for seconds in (60.0, 60.0, *[30.0] * 5):  # a closed window measured again
-        left.step_done(2, seconds)
-    left.end(2)  # took 410 s: 270 s of steps, 70 s untimed for each of 2 partitions
-    assert left.untimed_per_partition_s == 70.0 and left.left_s() == 0.0
+    g, t = pipeline, [0.0]
+    job = pipeline.planned_job(None, cfg, (1, 2))
+    job.clock, job.started = (lambda: t[0]), 0.0
+    per_p = g.BUILD_GUESS_PER_PARTITION_S + g.START_GUESS_PER_PARTITION_S
+    audit = 3 * g.AUDIT_GUESS_PER_PARTITION_S
+    warm = g.WARMUP_GUESS_WINDOWS * g.WARMUP_WINDOW_S
+    assert job.left_s() == 3 * per_p + audit + 2 * warm + 2 * 210  # both P's windows
+    job.start("build", "P=1: building", units=1)
+    t[0] = 30.0
+    job.start("start", "P=1: starting", units=1)  # the build took 30 s a partition: P=2's 60
+    left = 60 + 3 * g.START_GUESS_PER_PARTITION_S + audit + 2 * warm + 2 * 210
+    assert job.left_s() == left
+    t[0] = 32.0
+    job.count("warm-up", "P=1: warming up", 0, 12, units=1)
+    t[0] = 38.0
+    job.count("warm-up", "P=1: warming up", 2, 10)  # 3 s a window: 8 more, as it learnt
+    assert job.left_s() == 60 + 4 + audit + 24 + warm + 2 * 210
+    t[0] = 50.0
+    job.start("closed", "P=1 closed 1/1", units=60.0)  # warm-up 18 s: P=2's too
+    t[0] = 116.0  # the window took 66 s: 1.1 s per second of window, its drain and collection
+    job.start("open", "P=1 open 1/5", units=30.0)  # open windows at the closed one's pace
+    assert job.left_s() == pytest.approx(60 + 4 + 18 + 1.1 * (5 * 30 + 210) + audit)
+    job.plan("closed", job.kinds["closed"].planned + 60.0)  # a window measured again
+    assert job.left_s() == pytest.approx(60 + 4 + 18 + 1.1 * (5 * 30 + 270) + audit)
+
+
+def test_a_warm_up_is_expected_to_last_until_its_growth_falls_under_flat():
+    mb, most = 2**20, pipeline.WARMUP_MAX_WINDOWS
+    assert pipeline.warm_up_windows([]) == pipeline.WARMUP_GUESS_WINDOWS  # nothing to tell
+    assert pipeline.warm_up_windows([mb] * 3, before=17.4) == 17  # as the warm-ups before
+    # halving each window: the last 4's median is 12x the mark, 16x under the 4 before
+    # (half a window): 4 more halvings after the next window
+    halving = [pipeline.WARMUP_FLAT_BYTES * 2 ** (10 - i) for i in range(9)]
+    assert pipeline.warm_up_windows(halving) == 9 + 1 + 4
+    # P = 2 on 2 cores, measured (MB a window, the larger partition's): it levels off at
+    # 5-12 MB, above the 4 MB mark, and the warm-up ran to its cap
+    p2 = [53.88, 24.46, 12.11, 7.66, 6.53, 7.52, 11.73, 8.2, 7.1, 9.3, 6.8, 7.7]
+    assert pipeline.warm_up_windows([g * mb for g in p2[:8]]) < most  # still falling
+    assert pipeline.warm_up_windows([g * mb for g in p2]) == most  # levelled off
+    # P = 1, measured: falling, and the next window was under the mark
+    p1 = [50.15, 15.64, 11.53, 9.06, 6.2, 5.52, 8.14, 5.0]
+    assert pipeline.warm_up_windows([g * mb for g in p1]) < 8 + 4
+    # levelled just above the mark, spread wide: some window falls under it before the cap
+    near = [5, 4.1, 7, 4.2, 6, 4.5, 5, 4.3, 8]
+    assert 9 < pipeline.warm_up_windows([g * mb for g in near]) < most
 
 
 def _pinned(parts: int, cores: int, pins, oversubscribed=None):
@@ -465,7 +494,7 @@ def test_a_version_2_files_durability_words_become_the_protocol_code(tmp_path):
     assert raw["schema_version"] == 2
     assert raw["config"]["durability"] == runfile.DURABILITY_TEXT[runfile.DURABILITY]
     run = runfile.load(fixture)
-    assert run.schema_version == runfile.SCHEMA_VERSION == 3
+    assert run.schema_version == runfile.SCHEMA_VERSION == 4
     assert run.config.durability == runfile.DURABILITY
     assert runfile.load(runfile.save(run, tmp_path / "again.json")) == run
     raw["config"]["durability"] = "fsync, honest"  # words no bench wrote: kept, and failed

@@ -181,7 +181,7 @@ def test_an_old_stop_reason_is_read_into_a_stop_that_says_the_same(said, tmp_pat
     assert run.stop_reason == said
     assert (run.stop.rule == "worded") == (said == "max reps (5) reached")
     again = runfile.from_dict(json.loads(json.dumps(runfile.to_dict(run))))
-    assert again.stop == run.stop and again.schema_version == 3
+    assert again.stop == run.stop and again.schema_version == 4
 
 
 def test_the_stop_rule_records_a_stop_that_renders_its_reason():

@@ -1,5 +1,6 @@
 """`wisconsin report --format html` loads in a real headless browser with every section,
-for every workload (the page's shell is wisconsin.reports.html)."""
+for every workload, and so does `wisconsin history --format html` (the pages' shell is
+wisconsin.reports.html)."""
 
 import json
 import os
@@ -19,10 +20,19 @@ from wisconsin.workloads.wisconsin import html as whtml
 
 FIX = Path(__file__).parent / "fixtures"
 CHROMIUM = next((c for c in ("chromium", "chromium-browser") if shutil.which(c)), None)
-# Per workload: a run file, the page's sections, what its text holds, its least figures.
+
+
+def _history_args(tmp: Path) -> list[str]:
+    from test_history import six_runs
+
+    return ["history", "--format", "html", str(six_runs(tmp))]
+
+
+# Per page (a workload's report, or the history): the command line that prints it (of a
+# scratch directory), its sections, what its text holds, its least figures.
 PAGES = {
     "wisconsin": (
-        FIX / "run_v2.json",
+        lambda tmp: ["report", "--format", "html", str(FIX / "run_v2.json")],
         (
             "verdict",
             "run-metadata",
@@ -39,25 +49,38 @@ PAGES = {
         11,  # 10 ratio figures + overview (+ timelines)
     ),
     "debitcredit": (
-        FIX / "debitcredit_run.json",
+        lambda tmp: ["report", "--format", "html", str(FIX / "debitcredit_run.json")],
         ("verdict", "run-metadata", "oltp-scaleup", "scaled", "response-time", "notes", "audit"),
         ("Tandem 1987", "not scaled", "P=2 invariants", "meets rule", "Independent check"),
         2,  # the response-time curves and the OLTP scaleup
+    ),
+    "history": (
+        _history_args,  # six runs of two commits, the fourth 25% slower
+        ("verdict", "series-1", "series-1-times", "series-1-ratios"),
+        (
+            "FLAGGED: B slower",
+            "run 4: bbbbbbb (r3.json) against run 3: B slower",
+            "curve F2",
+            "audit: fail in 6 of 6 runs",
+            'id="fig-history-1-scan"',
+        ),  # fmt: skip
+        2,  # the medians of scan and of update across runs
     ),
 }
 
 
 @pytest.fixture(scope="module", params=sorted(PAGES))
 def page(request, tmp_path_factory):
-    """(workload, the page `wisconsin report --format html` prints for its run file)."""
+    """(page, what `wisconsin report --format html` prints for the workload's run file, or
+    `wisconsin history --format html` for its runs)."""
     from click.testing import CliRunner
 
     from wisconsin.cli import cli
 
-    run = PAGES[request.param][0]
-    res = CliRunner().invoke(cli, ["report", "--format", "html", str(run)])
+    tmp = tmp_path_factory.mktemp("html")
+    res = CliRunner().invoke(cli, PAGES[request.param][0](tmp))
     assert res.exit_code == 0, res.output
-    path = tmp_path_factory.mktemp("html") / "report.html"
+    path = tmp / "report.html"
     path.write_text(res.output)
     return request.param, path
 
@@ -188,16 +211,34 @@ def steady_debitcredit(path: Path) -> None:
 @pytest.fixture(scope="module", params=sorted(PAGES))
 def bench_page(request, tmp_path_factory):
     """A page at its widest: Wisconsin's of the reference run in runs/ (a default bench:
-    calibrated, P = 1..16), DebitCredit's of its fixture made steady (steady_debitcredit)."""
+    calibrated, P = 1..16), DebitCredit's of its fixture made steady (steady_debitcredit),
+    the history of three copies of the reference run, the last 25% slower (another commit)."""
     from wisconsin import workloads
 
     tmp = tmp_path_factory.mktemp("bench-html")
-    if request.param == "wisconsin":
-        (run,) = Path(__file__).parent.parent.glob("runs/*-shared-nothing.json")
-    else:
+    (ref,) = Path(__file__).parent.parent.glob("runs/*-shared-nothing.json")
+    path = tmp / "report.html"
+    if request.param == "history":
+        from test_history import slowed_copy
+
+        from wisconsin.workloads.wisconsin.history import history, render
+
+        # each round its own block, as runs are measured now (15 blocks by default): the
+        # page then shows each table's whole curve against the run before, with its interval
+        blocked = tmp / "ref.json"
+        data = json.loads(ref.read_text())
+        for r in data["rounds"]:
+            r["block"] = max(1, r["index"])
+        blocked.write_text(json.dumps(data))
+        runs = [slowed_copy(blocked, tmp / "a.json"),
+                slowed_copy(blocked, tmp / "b.json", minutes=1),
+                slowed_copy(blocked, tmp / "c.json", slower=1.25, minutes=2, commit="c" * 40)]  # fmt: skip
+        path.write_text(render(history(runs), "html"))
+        return request.param, path
+    run = ref
+    if request.param == "debitcredit":
         run = tmp / "debitcredit-steady.json"
         steady_debitcredit(run)
-    path = tmp / "report.html"
     path.write_text(workloads.get(request.param).report_files([run], "html"))
     return request.param, path
 
@@ -228,6 +269,7 @@ def test_each_figure_sits_in_the_section_of_its_table(page):
     beside = {
         "wisconsin": (("table2-speedup", "speedup-scan"), ("table2-scaleup", "scaleup-scan")),
         "debitcredit": (("oltp-scaleup", "oltp-scaleup"), ("response-time", "response-time")),
+        "history": (("series-1", "history-1-scan"), ("series-1", "history-1-update")),
     }
     for sid, fig in beside[name]:
         start = text.index(f'<section id="{sid}">')

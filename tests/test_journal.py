@@ -96,7 +96,7 @@ def _edit(change):
         ),
         (
             _edit(lambda ls: ls[0]["run"].update(schema_version=1)),
-            "journal line 1: run.schema_version is 1, not 3",
+            "journal line 1: run.schema_version is 1, not 4",
         ),
         (_edit(lambda ls: ls.pop(0)), "journal does not start with its run (line 1 is a round"),
         (_edit(lambda ls: ls.insert(1, ls[0])), "journal line 2 is a second base record"),

@@ -40,7 +40,7 @@ def test_schema_1_migrates_on_load(request):
     raw = json.loads((request.config.rootpath / FIXTURE).read_text())
     assert raw["schema_version"] == 1 and "cold" in raw["measurements"][0]["warmup"]
     run = runfile.load(request.config.rootpath / FIXTURE)
-    assert run.schema_version == runfile.SCHEMA_VERSION == 3
+    assert run.schema_version == runfile.SCHEMA_VERSION == 4
     m = run.measurements[0]
     # what schema 1 did not record stays unknown, never guessed
     assert m.cache == "" and not m.warmup.cold and m.repetitions[0].round is None

@@ -5,6 +5,7 @@ import pyarrow as pa
 import pytest
 
 from harness.damage import corrupt_blocks
+from harness.exits import completed
 from wisconsin import generator, store
 from wisconsin.store import ContentDigest, StoreError, TableSpec
 from wisconsin.store import check as store_check
@@ -78,8 +79,8 @@ def _cli(*args):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
-def _one_line_error(result, *fragments):
-    assert result.exit_code == 2, result.output
+def _one_line_error(result, *fragments, code=2):
+    assert result.exit_code == code, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert "Traceback" not in result.output
     assert len(lines) == 1, result.output
@@ -105,17 +106,18 @@ def _run(data, mode, *extra):
 def test_corrupt_table_is_caught_before_timing_and_repaired(f2, table):
     corrupt_blocks(f2 / "part-001.duckdb", table)
     result = _run(f2.parent, "shared-memory")
-    _one_line_error(result, "F2: partition 1:", table, "corrupt", "nothing was timed", "repair")
+    damaged = ("F2: partition 1:", table, "corrupt", "nothing was timed", "repair")
+    _one_line_error(result, *damaged, code=3)  # damaged data, not bad input
     assert not (f2.parent / "runs").exists()
     info = _cli("info", f2)
-    assert info.exit_code == 2 and f"problem: partition 1: {table} is corrupt" in info.output
+    assert info.exit_code == 3 and f"problem: partition 1: {table} is corrupt" in info.output
     fixed = _cli("repair", f2, "--quiet")
     assert fixed.exit_code == 0, fixed.output
     assert "rebuilt partition 1:" in fixed.output and "partition 0" not in fixed.output
     deep = _cli("info", f2, "--deep")
     assert deep.exit_code == 0, deep.output
     assert "full content digests of both tables" in deep.output
-    assert _run(f2.parent, "shared-memory").exit_code == 0
+    assert completed(_run(f2.parent, "shared-memory"))
 
 
 def test_a_corrupt_block_of_an_uncached_file_is_caught(f2):
@@ -160,11 +162,11 @@ def test_the_check_before_timing_reads_a_bounded_sample_of_blocks_and_info_reads
 @pytest.mark.parametrize("mode", ["shared-memory", "shared-nothing"])
 def test_missing_partition_stops_the_run_and_is_never_created(f2, mode):
     (f2 / "part-000.duckdb").unlink()
-    _one_line_error(_run(f2.parent, mode), "partition 0:", "is missing")
+    _one_line_error(_run(f2.parent, mode), "partition 0:", "is missing", code=3)
     assert not (f2 / "part-000.duckdb").exists()
     again = _cli("generate", "--kind", "F", "--rows", 20_000, "--partitions", 2, "--seed", 5,
                  "--data", f2.parent, "--quiet")  # fmt: skip
-    _one_line_error(again, "F2: partition 0", "is missing", "wisconsin repair")
+    _one_line_error(again, "F2: partition 0", "is missing", "wisconsin repair", code=3)
     assert _cli("repair", f2, "--quiet").exit_code == 0
     assert (f2 / "part-000.duckdb").is_file()
     assert _cli("info", f2, "--deep").exit_code == 0
@@ -209,7 +211,7 @@ def test_deep_check_sees_a_modified_copy_that_the_cheap_check_cannot(f2):
 def test_a_pending_update_is_left_to_recovery_not_called_damage(f2):
     _leave_an_update_pending(f2)
     assert store_check.verify_table(f2)[1] == []  # +117 is applied, but recovery owns it
-    assert _run(f2.parent, "shared-memory").exit_code == 0
+    assert completed(_run(f2.parent, "shared-memory"))
     assert store_check.verify_table(f2, deep=True)[1] == []
 
 
@@ -220,7 +222,7 @@ def test_a_duckdb_error_past_the_checks_is_one_line(f2, monkeypatch):
         raise duckdb.IOException("Corrupt database file: block 12\nsecond line")
 
     monkeypatch.setattr(store_check, "check_table", broken)
-    _one_line_error(_run(f2.parent, "shared-memory"), "DuckDB: ", "Corrupt database file")
+    _one_line_error(_run(f2.parent, "shared-memory"), "DuckDB: ", "Corrupt database file", code=3)
 
 
 # --------------------------------------------------------------------------- checksums
@@ -267,7 +269,7 @@ def test_a_table_checksummed_with_sha256_still_verifies_runs_and_repairs(f2, mod
         "run", "--data", f2.parent, "--mode", mode, "--tables", "F", "--repeat", "1",
         "--warmup", "0", "--queries", "select,update,join", "--out", f2.parent / "runs", "--quiet",
     )  # fmt: skip
-    assert run.exit_code == 0, run.output
+    assert completed(run), run.output  # 1 round: its audit fails (exit 1)
     corrupt_blocks(f2 / "part-001.duckdb", "wisconsin")
     fixed = _cli("repair", f2, "--quiet")
     assert fixed.exit_code == 0, fixed.output
@@ -411,12 +413,12 @@ def _leave_an_update_pending(table_dir):
 def test_info_says_update_pending_never_verified_and_repair_settles_it(f2):
     _leave_an_update_pending(f2)
     res = _cli("info", f2)
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 3, res.output  # not as generated until repaired: damaged data
     assert "verified" not in res.output
     assert res.output.strip().splitlines()[-1].startswith("update pending:")
     assert f"run `wisconsin repair {f2}`" in res.output
     deep = _cli("info", f2, "--deep")  # which sees the partitions it changed
-    assert deep.exit_code == 1 and "verified" not in deep.output
+    assert deep.exit_code == 3 and "verified" not in deep.output
     assert "update pending:" in deep.output.strip().splitlines()[-1]
     fixed = _cli("repair", f2)
     assert fixed.exit_code == 0, fixed.output

@@ -60,9 +60,6 @@ def ok(args: str, *says: str, why: str, **kw) -> Case:
 
 WK, VAL, CONFLICT = "wrong kind", "bad value", "conflicting options"
 NA, MISSING, ISSUE = "option that does not apply", "missing or empty", "issue 45"
-# whose files hold a fix still to make (this branch's final report says each fix)
-THIN = "thin: cli/tables.py, cli/run.py, cli/bench.py, the workload entries"
-DCREPORT = "dcreport: workloads/debitcredit/report.py (an HTML report, or a refusal)"
 RUN_KINDS = ("wrun", "dcrun", "ab", "journal")  # files: never a table
 NAMED = {"table": "wisconsin table", "dcdb": "debitcredit database", "data": "data directory",
          "journal": "run journal"}  # fmt: skip
@@ -134,7 +131,7 @@ CASES: list[Case] = [
     no("info {dcdb} --json", "--json", "wisconsin tables", why=NA),
     no("info {dcdb} --no-verify", "--no-verify", "wisconsin tables", why=NA),
     no("info {table} --timeout 0", "--timeout", why=VAL),
-    no("info {table} --timeout 30", "--timeout", "--cluster", why=NA, pending=THIN),
+    no("info {table} --timeout 30", "--timeout", "--cluster", why=NA),
     no("info {table} --tls-key {random}", "--tls", "--cluster", why=NA),
     # ------------------------------------------------------------------ repair
     *[no(f"repair {{{k}}}", "a file, not a table", why=WK) for k in RUN_KINDS],
@@ -157,7 +154,7 @@ CASES: list[Case] = [
     # ------------------------------------------------------------------ run
     no("run --data {missing}", "no tables", why=MISSING),
     no("run --data {table}", "is a table", "--data {data}", why=WK),
-    no("run --data {dcdb}", "debitcredit database", why=WK, pending=THIN),
+    no("run --data {dcdb}", "debitcredit database", why=WK),
     no("run --data {dcdata}", "no tables", why=WK),
     no("run --data {random}", "--data", "file", why=WK),
     no("run --data {docs}", "no tables", why=WK),
@@ -171,7 +168,7 @@ CASES: list[Case] = [
     no("run --resume {wrun}", "complete", why=VAL),
     no("run --resume {wrun} --mode shared-memory", "--resume", "drop --mode", why=CONFLICT),
     no("run --resume {wrun} --data {data}", "--resume", "drop --data", why=CONFLICT,
-       never="--data-dir", pending=THIN),  # the option is --data
+       never="--data-dir"),  # the option is --data
     no("run --data {data} --tables H", "kind", "H", why=VAL),
     no("run --data {data} --tables G", "no G tables", why=VAL),
     no("run --data {data} --partitions 4", "F4 is not generated", why=VAL),
@@ -189,8 +186,7 @@ CASES: list[Case] = [
     no("run --data {data} --scan-variant none", "--scan-variant", why=VAL),
     no("run --data {data} --cache lukewarm", "--cache", why=VAL),
     no("run --data {data} --order-seed x", "--order-seed", why=VAL),
-    no("run --data {data} --mode shared-memory --transport dask", "--transport", why=NA,
-       pending=THIN, long=True),
+    no("run --data {data} --mode shared-memory --transport dask", "--transport", why=NA),
     no("run --data {data} --mode shared-memory --cluster tcp://127.0.0.1:1", "shared-nothing",
        why=NA),
     no("run --data {data} --tls-cert {random}", "--tls", "--cluster", why=NA),
@@ -229,12 +225,10 @@ CASES: list[Case] = [
     no("bench --worker-data /x", "--worker-data", "--cluster", why=NA),
     no("bench --cluster tcp://127.0.0.1:1", "--cluster", "--preset", why=NA),
     no("bench --preset tiny --mode shared-memory --cluster tcp://127.0.0.1:1", "shared-nothing",
-       why=NA, pending=THIN),  # said only after the disk announcement: two lines
-    no("bench --preset tiny --mode shared-memory --transport dask", "--transport", why=NA,
-       pending=THIN, long=True),
+       why=NA),  # before the disk announcement: one line
+    no("bench --preset tiny --mode shared-memory --transport dask", "--transport", why=NA),
     no("bench --preset tiny --data {random}", "--data", "file", why=WK),
-    no("bench --preset tiny --data {table}", "is a wisconsin table", why=WK,
-       pending=THIN),  # said only after the disk announcement: two lines
+    no("bench --preset tiny --data {table}", "is a wisconsin table", why=WK),  # one line
     no("bench --preset tiny --out {random}", "--out", why=WK),
     no("bench --preset tiny --out {table}", "--out", "is a wisconsin table", why=WK),
     # ------------------------------------------------------------------ report

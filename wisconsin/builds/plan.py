@@ -70,7 +70,7 @@ def check_existing(table_dir: Path, spec: TableSpec) -> Manifest | None:
         )
     missing = [p.index for p in m.parts if not p.worker and not (table_dir / p.file).is_file()]
     if missing:  # never report a table as built when its files are gone
-        raise StoreError(
+        raise store.TableDamaged(
             f"{m.name}: partition {missing[0]} ({table_dir / m.parts[missing[0]].file}) is "
             f"missing; rebuild it with `wisconsin repair {table_dir}`"
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from wisconsin import workloads
+from wisconsin.cli import exits
 from wisconsin.cli.options import (
     DEFAULT_OUT,
     MODE,
@@ -22,6 +23,7 @@ from wisconsin.cli.options import (
     refuse_with_repeat,
     usage_errors,
 )
+from wisconsin.cli.run import refuse_transport_without_workers
 from wisconsin.workloads import NAMES as WORKLOAD_NAMES
 from wisconsin.workloads.options import BenchOptions
 from wisconsin.workloads.wisconsin.presets import DEFAULT_TIME_BUDGET_S
@@ -148,8 +150,11 @@ def bench(ctx, **_options) -> None:
     workload = workloads.get(ctx.params["workload"])
     opts = parsed(ctx, BenchOptions, workload.BENCH_TAKES)
     refuse_with_repeat(ctx)
+    if "transport" in workload.BENCH_TAKES.options:
+        refuse_transport_without_workers(ctx, opts.mode)
     if "cache" in workload.BENCH_TAKES.options:  # tables read cold must be on a disk
         refuse_cold_in_memory(opts.cache, opts.data_dir, opts.cluster_address)
     with usage_errors():
         done = workload.bench(opts, console(opts.quiet))
     print_outcome(done)
+    exits.exit_unless_audited(workload, done.run_path)

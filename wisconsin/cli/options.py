@@ -289,10 +289,22 @@ def console(quiet: bool) -> command_options.Console:
     """Where a library function's words go: lines on standard output, progress lines on
     standard error and the progress display (neither when quiet)."""
     return command_options.Console(
-        say=click.echo,
-        log=(lambda line: None) if quiet else (lambda line: click.echo(line, err=True)),
+        say=_echo,
+        log=(lambda line: None) if quiet else (lambda line: _echo(line, err=True)),
         progress=lambda: progress_display(quiet),
     )
+
+
+_LIVE: list = []  # the live bar's console, while progress_display shows one
+
+
+def _echo(line: str, err: bool = False) -> None:
+    """A line on standard output (err: standard error); on the terminal a live bar is on,
+    printed above it (click.echo would write over the bar, which stays drawn there)."""
+    if _LIVE and (err or sys.stdout.isatty()):
+        _LIVE[-1].print(line, markup=False, highlight=False, soft_wrap=True)
+    else:
+        click.echo(line, err=err)
 
 
 def print_outcome(done: command_options.Outcome) -> None:
@@ -304,13 +316,22 @@ def print_outcome(done: command_options.Outcome) -> None:
     click.echo(disk_line(done.data_dir, list(done.tables), done.run_path, done.on_cluster))
 
 
-LOG_EVERY_S = 10.0
+LOG_EVERY_S = 5.0
+
+
+def left_text(left_s: float | None) -> str:
+    """Seconds left as the display says them ('' if unknown)."""
+    if left_s is None:
+        return ""
+    return f"~{left_s / 60:.1f} min left" if left_s >= 90 else f"~{left_s:.0f} s left"
 
 
 class _Phase:
     """Where the job is in its current phase (a build, a run's rounds): callers count done
     within one phase, so a new phase starts when done goes back (or the first time). The
-    total may be revised within a phase (a run's rounds, as its time budget runs out)."""
+    total may be revised within a phase (a run's rounds, as its time budget runs out).
+    Its time left is only the display's own guess, for work that no Job estimates
+    (wisconsin.measure.progress: generate, repair)."""
 
     def __init__(self) -> None:
         import time
@@ -331,34 +352,33 @@ class _Phase:
         elapsed, did = self.clock() - self.started, self.done - self.base
         if did <= 0 or elapsed < 1.0 or self.done >= self.total:
             return ""
-        left = elapsed * (self.total - self.done) / did
-        return f"~{left / 60:.1f} min left" if left >= 90 else f"~{left:.0f} s left"
+        return left_text(elapsed * (self.total - self.done) / did)
 
 
-def _log_lines(stream) -> Callable[[str, int, int], None]:
+def _log_lines(stream) -> Callable[..., None]:
     """Progress as plain timestamped lines, for output that is not a terminal: one when a
     phase starts or ends and at most one every LOG_EVERY_S seconds in between, with the
-    percentage and the time left."""
+    percentage and the time left (of the whole job where a Job estimates it)."""
     import time
     from datetime import datetime
 
     phase, state = _Phase(), {"at": 0.0, "finished": None}
 
-    def update(label: str, done: int, total: int) -> None:
+    def update(label: str, done: int, total: int, job=None, left_s=None) -> None:
         now = time.monotonic()
         new, finished = phase.update(done, total), done >= total > 0
         due = now - state["at"] >= LOG_EVERY_S
         if not (new or due or (finished and not state["finished"])):
             return
         state.update(at=now, finished=finished)
-        pct = f" ({100 * done / total:.0f}%)" if total else ""
-        left = phase.remaining()
-        stamp = datetime.now().strftime("%H:%M:%S")
-        click.echo(
-            f"[{stamp}] {label}: {done:,}/{total:,}{pct}" + (f", {left}" if left else ""),
-            file=stream,
-        )
+        line = f"{label}: {done:,}/{total:,} ({100 * done / total:.0f}%)" if total else label
+        if job is not None:
+            line += f"; job {100 * job:.0f}%" + (f", {left_text(left_s)}" if left_s else "")
+        elif left := phase.remaining():
+            line += f", {left}"
+        click.echo(f"[{datetime.now().strftime('%H:%M:%S')}] {line}", file=stream)
 
+    update.estimates = True  # type: ignore[attr-defined]  # given the job's estimate
     return update
 
 
@@ -366,27 +386,34 @@ def _log_lines(stream) -> Callable[[str, int, int], None]:
 def progress_display(quiet: bool) -> Iterator:
     """Yields a (label, done, total) callback: on a terminal one live bar for the whole job,
     replaced in place (the current step beside it, elapsed and time left), gone when the
-    job ends; timestamped log lines on stderr when it is redirected; None when quiet."""
+    job ends; timestamped log lines on stderr when it is redirected; None when quiet. Given
+    a Job's estimate (job=, left_s=), the bar and the lines show the whole job's."""
     if quiet:
         yield None
         return
     if not sys.stderr.isatty():
         yield _log_lines(sys.stderr)
         return
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
         TaskProgressColumn(),
+        TimeElapsedColumn(),
         TextColumn("{task.fields[left]}"),
     )
-    with Progress(*columns, transient=True) as bar:
+    with Progress(*columns, transient=True, console=Console(stderr=True)) as bar:
         phase = _Phase()
         task = bar.add_task("", total=1, left="")
 
-        def update(label: str, done: int, total: int) -> None:
-            if phase.update(done, total):
+        def update(label: str, done: int, total: int, job=None, left_s=None) -> None:
+            new = phase.update(done, total)
+            if job is not None:  # the whole job: never reset, its elapsed the job's
+                bar.update(task, description=label, completed=job, total=1, left=left_text(left_s))
+                return
+            if new:
                 bar.reset(task, total=max(total, 1), completed=done)
             bar.update(
                 task,
@@ -396,4 +423,9 @@ def progress_display(quiet: bool) -> Iterator:
                 left=phase.remaining(),
             )
 
-        yield update
+        update.estimates = True  # type: ignore[attr-defined]
+        _LIVE.append(bar.console)
+        try:
+            yield update
+        finally:
+            _LIVE.pop()

@@ -6,6 +6,9 @@ import sys
 
 import click
 
+from wisconsin import FAILED
+from wisconsin.cli import exits
+
 
 @click.command()
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
@@ -134,8 +137,9 @@ def plot(runs, out_dir, force) -> None:
     type=click.FloatRange(min=1.0),
     default=None,
     metavar="FACTOR",
-    help="Exit 1 when any point of B is slower than A's by more than FACTOR (e.g. 1.10) "
-    "and the difference is significant after Holm's correction: a gate for CI.",
+    help="Exit 1 when any point or whole curve of B is slower than A's by more than FACTOR "
+    "(e.g. 1.10) and the difference is significant after Holm's correction, as the verdict "
+    "judges them: a gate for CI.",
 )
 def compare(run_a, run_b, force, fmt, more_a, more_b, fail_slower) -> None:
     """Compare two runs of the same tables: time ratios, speedups, significance.
@@ -158,8 +162,7 @@ def compare(run_a, run_b, force, fmt, more_a, more_b, fail_slower) -> None:
         if fail_slower is not None:
             failed = wcompare.ab_slower_than(run_a, fail_slower)
             if failed:
-                click.echo(f"gate: {failed}", err=True)
-                sys.exit(1)
+                exits.exit_failed(f"gate: {failed}")
         return
     a, b = [run_a, *more_a], [run_b, *more_b]
     workload = workloads.of_runs(a + b)
@@ -170,16 +173,15 @@ def compare(run_a, run_b, force, fmt, more_a, more_b, fail_slower) -> None:
     if fail_slower is not None:
         failed = gate(a, b, fail_slower, force=force)
         if failed:
-            click.echo(f"gate: {failed}", err=True)
-            sys.exit(1)
+            exits.exit_failed(f"gate: {failed}")
 
 
-def _text_or_json(help_text: str):
-    """--format text|json (audit, history)."""
+def _text_or_json(help_text: str, *more: str):
+    """--format text|json, and the more formats given (audit; history: html)."""
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(["text", "json"]),
+        type=click.Choice(["text", "json", *more]),
         default="text",
         show_default=True,
         help=help_text,
@@ -199,8 +201,8 @@ def audit(run_file, fmt) -> None:
     _run_files([run_file], "audit")
     rules = workloads.of_runs([run_file]).audit_file(run_file)
     click.echo((rules_json if fmt == "json" else format_rules)(rules), nl=False)
-    if not all(r.ok for r in rules):
-        sys.exit(1)
+    if not all(r.ok for r in rules):  # each failed rule is a FAIL line above
+        sys.exit(exits.CODE[FAILED])
 
 
 def _run_files(paths, verb: str, ab: bool = False, directories: bool = False) -> None:
@@ -217,14 +219,24 @@ def _run_files(paths, verb: str, ab: bool = False, directories: bool = False) ->
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@_text_or_json("json: every series, run and flagged change.")
+@_text_or_json(
+    "json: every series, run and flagged change; html: one self-contained page with a figure "
+    "per query (redirect it to a file).",
+    "html",
+)
 def history(paths, fmt) -> None:
-    """Each point's median time across Wisconsin run files (or the run files in directories),
-    in date order, with its commit; a change from one run to the next is flagged only where
-    `compare`'s own test finds one (both the points and the whole curves, Holm-adjusted).
-    Runs of other machines or configurations form series of their own."""
+    """Each point's median time and each speedup and scaleup across Wisconsin run files (or
+    the run files in directories), with its interval, in commit and date order; a change
+    from one run to the next is flagged only where `compare`'s own test finds one (both the
+    points and the whole curves, Holm-adjusted). Runs of other machines or configurations
+    form series of their own. Every run is audited (about a second each)."""
     from wisconsin.workloads.wisconsin.history import history as series_of
     from wisconsin.workloads.wisconsin.history import render
 
     _run_files(paths, "history", directories=True)
+    if fmt == "html" and _on_terminal():
+        # A page of inline SVG is unreadable on a terminal; redirecting still prints it.
+        click.echo(f"an HTML page is not printed on a terminal: write it with "
+                   f"`wisconsin history --format html {' '.join(paths)} > history.html`")  # fmt: skip
+        return
     click.echo(render(series_of(paths), fmt), nl=False)

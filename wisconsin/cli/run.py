@@ -6,6 +6,7 @@ import statistics
 
 import click
 
+from wisconsin.cli import exits
 from wisconsin.cli.options import (
     DEFAULT_OUT,
     MODE,
@@ -19,6 +20,7 @@ from wisconsin.cli.options import (
     parsed,
     progress_display,
     refuse_cold_in_memory,
+    refuse_ignored,
     refuse_with_repeat,
     usage_errors,
 )
@@ -121,6 +123,7 @@ def run_command(ctx, **_options) -> None:
         result, path = workload.run(opts, progress)
     print_run_summary(result)
     click.echo(f"run file: {path}")
+    exits.exit_unless_audited(workload, path)
 
 
 def run_command_options(ctx: click.Context) -> RunCommandOptions:
@@ -130,8 +133,20 @@ def run_command_options(ctx: click.Context) -> RunCommandOptions:
     opts = parsed(ctx, RunCommandOptions)
     if opts.resume_path is None:
         refuse_with_repeat(ctx)
+        refuse_transport_without_workers(ctx, opts.mode)
         refuse_cold_in_memory(opts.cache, opts.data_dir, opts.cluster_address)
     return opts
+
+
+def refuse_transport_without_workers(ctx: click.Context, mode: str) -> None:
+    """--transport says how statements reach shared-nothing's workers: any other mode has
+    none, so it would be ignored (`run` and `bench`)."""
+    if mode != "shared-nothing":
+        refuse_ignored(
+            ctx,
+            ("transport",),
+            f"--mode {mode} has no workers for it to reach (it is for --mode shared-nothing)",
+        )
 
 
 def print_run_summary(result) -> None:

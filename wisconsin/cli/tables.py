@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from wisconsin import workloads
+from wisconsin.cli import exits
 from wisconsin.cli.options import (
     PRESET,
     SEED,
@@ -20,6 +21,7 @@ from wisconsin.cli.options import (
     parse_kinds,
     parsed,
     progress_display,
+    refuse_ignored,
     usage_errors,
 )
 from wisconsin.workloads.options import InfoOptions, RepairOptions
@@ -185,12 +187,19 @@ def info(ctx, table_dir, no_verify, deep, **_options) -> None:
         raise click.UsageError("--deep checks the files, --no-verify reads none: give one")
     workload = workloads.get(workloads.of_table(table_dir))
     opts = parsed(ctx, InfoOptions, getattr(workload, "INFO_TAKES", None))
+    if opts.cluster_address is None:
+        refuse_ignored(
+            ctx,
+            ("timeout",),
+            "it is how long the cluster's workers may take to verify; without --cluster the "
+            "table is checked here, with no time limit",
+        )
     with usage_errors():
-        lines, code = workload.info_table(table_dir, opts)
+        lines, problem = workload.info_table(table_dir, opts)
     for line in lines:
         click.echo(line, err=line.startswith(("problem:", "Error:")))
-    if code:
-        sys.exit(code)
+    if problem is not None:
+        sys.exit(exits.CODE[problem])
 
 
 @click.command()

@@ -304,7 +304,7 @@ class SharedNothingEngine:
         bad = {p: problems for p, problems in found.items() if problems}
         if bad:
             first = min(bad)
-            raise store.StoreError(
+            raise store.TableDamaged(
                 f"{manifest.name}: {bad[first][0]} (on {self.placement[first]}); nothing of "
                 "this table was timed. Regenerate it on the cluster"
             )

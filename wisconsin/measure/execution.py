@@ -24,6 +24,7 @@ from wisconsin.store.expect import TableExpect
 if TYPE_CHECKING:
     from wisconsin.measure.catalog import TimedQuery
     from wisconsin.measure.options import RunOptions
+    from wisconsin.measure.progress import Job
 
 Progress = Callable[[str, int, int], None]
 COLD_SCAN_MIN = 0.90  # a cold full-row scan reads at least this share of its data
@@ -263,7 +264,7 @@ class Loop:
     steps: list[Step]
     opts: RunOptions
     ram: int
-    progress: Progress | None
+    progress: Job | None  # fed each step as it starts, and the steps planned
     elapsed_before: float = 0.0
     new_block: Callable[[], float | None] | None = None  # fresh workers: their start seconds
     spent: Spent = field(default_factory=Spent)  # where the rounds' seconds went
@@ -272,19 +273,38 @@ class Loop:
     _started: float | None = None  # perf_counter when loop() began
     _round_s: float = 0.0  # the last round's seconds (0: none yet)
 
-    def expected_total(self) -> int:
-        """Executions the rounds will take, for the progress display: the most the stopping
-        rule allows (--max-reps), or, with a time budget, no more rounds than the time left
-        holds at the last round's pace (at least --min-reps)."""
+    def expected_rounds(self) -> int:
+        """Timed rounds the run is expected to take: --min-reps, or once past them (the
+        stopping rule asked for more) to the end of the next round's block; never more than
+        --max-reps, nor than the time budget holds at the last round's pace."""
         lo, hi = self.opts.reps
-        cold = self.opts.cache == CacheState.COLD
-        rounds = hi
+        k = self.block_rounds or 1
+        n = self.timed_rounds_done()
+        rounds = min(hi, -(-max(lo, n + 1) // k) * k)  # the rule is asked at block ends
         budget = self.opts.time_budget_s
         if budget and self._round_s > 0 and self._started is not None:
             left = budget - self.elapsed_before - (time.perf_counter() - self._started)
-            fit = self.timed_rounds_done() + int(max(0.0, left) / self._round_s)
-            rounds = min(hi, max(lo, fit))
-        return len(self.steps) * (rounds + cold)
+            rounds = min(rounds, max(n + 1, n + int(max(0.0, left) / self._round_s)))
+        return rounds
+
+    def expected_total(self) -> int:
+        """Steps the rounds will take (expected_rounds, and the cold warm-up round's)."""
+        return len(self.steps) * (self.expected_rounds() + (self.opts.cache == CacheState.COLD))
+
+    def _plan(self, index: int, done_here: int) -> None:
+        """Tell the job the steps and fresh workers still to come, from round `index` on
+        (done_here of its steps already done: a resumed round)."""
+        rounds, k = self.expected_rounds(), self.block_rounds or 1
+        later = max(0, rounds - max(index, self.timed_rounds_done()))
+        steps = len(self.steps)
+        here = max(0, steps - done_here)
+        if index == 0:
+            self.progress.plan("warm-up step", here)
+            self.progress.plan("step", later * steps, like="warm-up step")
+        else:
+            self.progress.plan("step", here + later * steps)
+        fresh = sum(1 for r in range(index + 1, rounds + 1) if r > 1 and (r - 1) % k == 0)
+        self.progress.plan("fresh workers", fresh if self.new_block else 0)
 
     @property
     def block_rounds(self) -> int:
@@ -316,6 +336,8 @@ class Loop:
             self._fresh_s = None
         done = st.done_in_round(index)
         total = max(self.expected_total(), self.done + len(self.steps))
+        if self.progress:
+            self._plan(index, len(done))
         current, open_s = None, 0.0
         try:
             for pos, step in enumerate(order):
@@ -324,7 +346,9 @@ class Loop:
                 interrupts.check()  # a ^C discarded where it was raised (e.g. a weakref callback)
                 what = "warm-up round" if index == 0 else f"round {index}"
                 if self.progress:
-                    self.progress(f"{self.opts.mode} {what}: {step.label}", self.done, total)
+                    kind = "warm-up step" if index == 0 else "step"
+                    label = f"{self.opts.mode} {what}: {step.label}"
+                    self.progress.start(kind, label, done=self.done, total=total)
                 t = self.target(step)
                 if t is not current:  # a table's steps are one block of the round
                     with self.spent.on("opens"):
@@ -381,10 +405,16 @@ class Loop:
                     max_flag="--repeat" if o.repeat is not None else "--max-reps",
                 )
                 if reason:
-                    if self.progress:  # the total assumed the most rounds: say it is over
-                        self.progress(f"{o.mode} rounds: done", self.done, self.done)
+                    if self.progress:  # the total expected more rounds: say it is over
+                        for kind in ("warm-up step", "step", "fresh workers"):
+                            self.progress.plan(kind, 0)
+                        self.progress.end(f"{o.mode} rounds: done", self.done, self.done)
                     return reason
                 if n > 0 and self.block_rounds and self.new_block is not None:
+                    if self.progress:
+                        label = f"{o.mode} block {self.block_of(n + 1)}: fresh workers"
+                        total = max(self.expected_total(), self.done)
+                        self.progress.start("fresh workers", label, done=self.done, total=total)
                     with self.spent.on("fresh_workers"):
                         self._fresh_s = self.new_block()
             last = self._round_s = self.run_round(n + 1)

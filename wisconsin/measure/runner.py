@@ -45,6 +45,7 @@ from wisconsin.measure.options import (  # noqa: F401  (re-exported: the CLI and
     validate,
     with_defaults,
 )
+from wisconsin.measure.progress import Job, job_of
 from wisconsin.measure.session import Session, Tables, make_engine, own_partitions, partitions_of  # noqa: F401
 from wisconsin.runfiles import facts, runfile
 from wisconsin.runfiles.facts import StopRule
@@ -114,9 +115,11 @@ def _skeleton(opts: RunOptions, tables: Tables) -> dict:
 
 
 @lock.locked("opts")  # before the journal exists: a refused run leaves nothing behind
-def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
-    """Measure, verify, save; return the run and the run file's path."""
+def run(opts: RunOptions, progress: Progress | Job | None = None) -> tuple[Run, Path]:
+    """Measure, verify, save; return the run and the run file's path. progress: a display
+    (fed by a Job of this run), or the Job of a larger one (a bench)."""
     t0 = time.perf_counter()
+    job = job_of(progress)
     listing = store.tables_in(opts.data_dir)  # the data directory, listed once for the run
     if opts.partitions is None:
         found, g_found = own_partitions(listing, opts.kinds)
@@ -135,6 +138,7 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
     logs.say_swept(out_path.parent)  # log directories of runs killed there
     tables = Tables.read(opts, listing)
     with lock.hold_tables(_table_dirs(tables)):
+        job.start("setup", f"{opts.mode}: checking the tables, starting the engine")
         spent = Spent()
         with spent.on("checks"):
             _check_tables(tables)
@@ -144,7 +148,7 @@ def run(opts: RunOptions, progress: Progress | None = None) -> tuple[Run, Path]:
         state = journal.RunState(base, journal.journal_path(out_path))
         try:
             return _execute(
-                state, opts, tables, out_path, progress, elapsed_before=0.0, spent=(t0, spent)
+                state, opts, tables, out_path, job, elapsed_before=0.0, spent=(t0, spent)
             )
         except BaseException:
             if created and not any(out_path.parent.iterdir()):  # a run that kept nothing
@@ -160,7 +164,7 @@ def _table_dirs(tables: Tables) -> list[Path]:
 
 def resume(
     path: str | os.PathLike,
-    progress: Progress | None = None,
+    progress: Progress | Job | None = None,
     *,
     catalog: QueryCatalog,
     timeout_s: float = 3600.0,
@@ -171,6 +175,7 @@ def resume(
     The partial round it stopped in is finished in its recorded order. time_budget_s
     replaces the run's budget (the whole run's, time already spent included)."""
     out_path = Path(path)
+    job = job_of(progress)
     state = journal.load_for_resume(out_path)
     logs.say_swept(out_path.parent)
     if time_budget_s is not None:
@@ -184,12 +189,13 @@ def resume(
         if m is None or (m.rows, m.partitions, m.seed) != (t.rows, t.partitions, t.seed):
             raise WisconsinError(f"{t.name} in {opts.data_dir} is not the table this run measured")
     with lock.hold_tables(_table_dirs(tables)):
+        job.start("setup", f"{opts.mode}: resuming, checking the tables, starting the engine")
         _check_tables(tables)
         state.base["notes"] = [*state.base.get("notes", []), _resumed(partial, time_budget_s)]
         journal.journal_path(out_path).unlink(missing_ok=True)
         state = journal.RunState(runfile.to_dict(state.to_run()), journal.journal_path(out_path))
         before = _elapsed(partial)
-        return _execute(state, opts, tables, out_path, progress, elapsed_before=before)
+        return _execute(state, opts, tables, out_path, job, elapsed_before=before)
 
 
 def resumed_options(
@@ -251,7 +257,7 @@ def _steps(opts: RunOptions, tables: Tables, separate: bool) -> list[Step]:
 
 @lock.locked("opts")  # one run per data directory (run and resume both come here)
 def _execute(
-    state, opts, tables, out_path, progress, elapsed_before, spent=None
+    state, opts, tables, out_path, job: Job, elapsed_before, spent=None
 ) -> tuple[Run, Path]:
     """The rounds and the run file. spent: (perf_counter at the run's start, Spent so far)
     to record where the run's time went (None: not recorded, e.g. a resumed run)."""
@@ -270,13 +276,15 @@ def _execute(
                 rates = calibrate.machine_rates(first.manifest, first.table_dir)
             with parts.on("start"):
                 session.start()
+            local = opts.mode == "shared-nothing" and not opts.engine.cluster
+            job.plan("fresh workers", 0, each_s=(session.start_s or 0.0) if local else 0.0)
             ram = state.base["environment"]["memory_bytes"]
             if opts.engine.cluster:
                 topology = session.topology()
                 ram = sum(h.memory_bytes for h in topology.hosts) or ram
             steps = _steps(opts, tables, separate)
             loop = Loop(
-                state, targets, steps, opts, ram, progress, elapsed_before, session.new_block,
+                state, targets, steps, opts, ram, job, elapsed_before, session.new_block,
                 spent=parts,
             )  # fmt: skip
             stop = loop.loop()
@@ -297,7 +305,7 @@ def _execute(
         )
         more = " --time-budget SECONDS"
         raise _incomplete(state, spent, out_path, notes, topology, why=stop, more=more)
-    result = _complete(state, loop.timed_rounds_done(), stop, notes, topology, rates)
+    result = _complete(state, loop.timed_rounds_done(), stop, notes, topology, rates, job)
     if spent is not None:
         result = replace(result, time_spent=time_spent(parts, time.perf_counter() - t0))
     path = journal.save_run(result, out_path)
@@ -314,8 +322,9 @@ def time_spent(parts: Spent, total_s: float) -> runfile.TimeSpent:
     )
 
 
-def _complete(state, rounds: int, stop, notes, topology, rates) -> Run:
-    """The complete run: its rounds, why they stopped, and the calibration from its times."""
+def _complete(state, rounds: int, stop, notes, topology, rates, job: Job) -> Run:
+    """The complete run: its rounds, why they stopped, the calibration from its times, and
+    what the time-left estimate said at half the job."""
     partial = state.to_run()
     own = partial.config.single_thread == "own"
     base = partial.baseline or tuple(m for m in partial.measurements if m.table == "F1" and own)
@@ -330,6 +339,7 @@ def _complete(state, rounds: int, stop, notes, topology, rates) -> Run:
         stop=stop,
         calibration=cal,
         baseline=tuple(runfile.to_dict(m) for m in base),
+        estimate=job.record(),
     )
 
 

@@ -4,7 +4,8 @@ Schema 1 -> 2: what version 1 did not record stays None/"" (never guessed). Sche
 the facts version 2 said in sentences (the durability text, the stop reason, notes on the
 transport, the memory limit and the baseline) are read into fields, here and only here;
 the notes themselves are kept as written, and the file says its notes state those facts
-(Run.notes_say_facts), so a report does not say them twice. Only well-formed parts are
+(Run.notes_say_facts), so a report does not say them twice. Schema 3 -> 4: the progress
+estimate at half the job was not recorded (None). Only well-formed parts are
 migrated: anything else is left for validation to name.
 """
 
@@ -26,7 +27,14 @@ def migrate(data: dict) -> dict:
         data = _v1_to_v2(data)
     if data.get("schema_version") == 2:
         data = _v2_to_v3(data)
+    if data.get("schema_version") == 3:
+        data = _v3_to_v4(data)
     return data
+
+
+def _v3_to_v4(data: dict) -> dict:
+    """Version 3 did not record the progress estimate: it stays None (not recorded)."""
+    return dict(data, schema_version=4, estimate=None)
 
 
 # --------------------------------------------------------------------------- 1 -> 2

@@ -42,9 +42,9 @@ from wisconsin.runfiles.machine import (  # noqa: F401  (re-exported: one schema
     WorkerRestart,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Versions from_dict can read: older ones are migrated on load (runfiles.migrate).
-READABLE_VERSIONS = (1, 2, 3)
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 
 class CacheState(enum.StrEnum):
@@ -310,6 +310,32 @@ class Stop:
 
 
 @dataclass(frozen=True)
+class Estimate:
+    """What the progress display's time-left estimate said when the job was half done (by
+    the wall time the job took in all), and how far off it was. Every workload's run file
+    holds one (schema 4; DebitCredit's version 4); wisconsin.measure.progress makes it."""
+
+    job_s: Positive  # the job's wall time, from its start to its run file
+    at_s: NonNegative  # when the estimate was made: the last one at or before job_s / 2
+    left_s: NonNegative  # the time left it said then
+    # (at_s + left_s) / job_s - 1: the estimated total against the actual, signed (> 0: it
+    # said the job would take longer than it did)
+    error: Finite
+    measured_steps: Count  # the steps whose measured times it was estimated from then
+
+
+def estimate_text(e: Estimate | None) -> str:
+    """The time-left estimate at half the job, in words ("not recorded": a file before it)."""
+    if e is None:
+        return "not recorded"
+    return (
+        f"at half the job ({e.at_s:.0f} s) it said ~{e.left_s:.0f} s left, "
+        f"{e.at_s + e.left_s:.0f} s in all; the job took {e.job_s:.0f} s: {e.error:+.0%} off "
+        f"(from {e.measured_steps} measured steps)"
+    )
+
+
+@dataclass(frozen=True)
 class Run:
     schema_version: Int
     started_utc: Utc
@@ -330,6 +356,8 @@ class Run:
     # the notes state in words what later files record as fields (a migrated file): a
     # report shows the notes, and does not say those facts a second time
     notes_say_facts: bool = False
+    # --- schema 4
+    estimate: Estimate | None = None  # the time-left estimate at half the job; None: not recorded
     # where the run's time went (None: not recorded, e.g. a resumed or incomplete run)
     time_spent: TimeSpent | None = None
 

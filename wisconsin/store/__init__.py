@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import xxhash
 
-from wisconsin import WisconsinError, atomic, generator, jsonfields
+from wisconsin import DamagedData, WisconsinError, atomic, generator, jsonfields
 from wisconsin.jsonfields import utc_now
 
 MANIFEST_VERSION = 1
@@ -58,6 +58,10 @@ CHECKSUMS = {
 
 class StoreError(WisconsinError):
     """A table directory that is missing, incomplete, corrupt or of another table."""
+
+
+class TableDamaged(StoreError, DamagedData):
+    """A table or DebitCredit database whose check fails: damaged data, not bad input."""
 
 
 @dataclass(frozen=True)

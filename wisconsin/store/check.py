@@ -19,7 +19,7 @@ from wisconsin.store import (
     UPDATE_DELTA,
     Manifest,
     PartitionInfo,
-    StoreError,
+    TableDamaged,
     checksum_of,
     content_digest,
     lock,
@@ -265,7 +265,7 @@ def check_partitions(
 
 
 def check_table(table_dir: str | os.PathLike, m: Manifest | None = None) -> Manifest:
-    """Before a table is timed: StoreError in one line naming the first damaged, missing
+    """Before a table is timed: TableDamaged in one line naming the first damaged, missing
     or foreign partition (and how to repair it). Checksums at most CHECK_BLOCKS blocks per
     table per partition, so the check does not grow with the table."""
     m = m or read_manifest(table_dir)
@@ -274,7 +274,7 @@ def check_table(table_dir: str | os.PathLike, m: Manifest | None = None) -> Mani
     if problems:
         first = problems[min(problems)][0]
         more = f" ({len(problems)} partitions damaged)" if len(problems) > 1 else ""
-        raise StoreError(
+        raise TableDamaged(
             f"{m.name}: {first}{more}; nothing was timed. Repair it with "
             f"`wisconsin repair {table_dir}`"
         )

@@ -7,8 +7,9 @@ A workload is a module with these entry points (imported on use, so `--help` sta
     owns(path) -> bool                    is this run file one of mine
     owns_table(dir) -> bool               (optional) is this table directory one of mine
                                           (the default workload's are those none claims)
-    info_table(dir, InfoOptions) -> (lines, code)  `wisconsin info` (lines starting
-                                          "problem:" or "Error:" go to standard error)
+    info_table(dir, InfoOptions) -> (lines, kind)  `wisconsin info` (lines starting
+                                          "problem:" or "Error:" go to standard error;
+                                          kind None, or wisconsin.DAMAGED: the check failed)
     repair_table(dir, RepairOptions, Console) -> lines  `wisconsin repair`
     INFO_TAKES, REPAIR_TAKES              (optional) the options of info and repair it reads
                                           (options.Takes); without them, every one

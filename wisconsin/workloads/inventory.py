@@ -72,18 +72,23 @@ def disk_line(
         run_path = run_path.absolute()
         outs = [p for p in run_path.parent.iterdir() if p.name.startswith(run_path.stem)]
     # the whole data directory when it holds nothing else (lock files and the probe aside)
+    # and `wisconsin remove` takes it (nothing in it the tool did not build)
     other = [p for p in data.iterdir() if p not in tables and p.name != PROBE and p.is_dir()]
-    rm_tables = " ".join(map(str, tables)) if other else str(data)
+    rm_tables = " ".join(map(str, tables)) if other or _foreign(data) else str(data)
     where = (
         f"on the cluster workers' disks (manifests in {data})"
         if on_cluster
         else f"{size(disk_used(tables))} in {data}"
     )
+    remove = f"`wisconsin remove {rm_tables}`"
     if run_path is None:
-        return f"disk: tables {where}; remove them with `wisconsin remove {rm_tables}`"
+        return f"disk: tables {where}; remove them with {remove}"
+    # `remove` takes what it built, not run files (they are the results): rm them
+    rm = "rm -r" if any(p.is_dir() for p in outs) else "rm"
     return (
         f"disk: tables {where}, run file, report and figures {size(disk_used(outs))} in "
-        f"{run_path.parent}; remove them with `rm -r {rm_tables} {run_path.with_suffix('')}*`"
+        f"{run_path.parent}; remove the tables with {remove}, the run's files with "
+        f"`{rm} {run_path.with_suffix('')}*`"
     )
 
 
@@ -136,8 +141,8 @@ def _table_state(d: Path, kind: str, verify: bool) -> str:
                 return "not checked"
             if kind == "debitcredit database":
                 # through the registry: this module serves every workload, imports none
-                lines, code = workloads.get(workloads.of_table(d)).info_table(d)
-                bad = [] if code == 0 else [_problem(lines)]
+                lines, problem = workloads.get(workloads.of_table(d)).info_table(d)
+                bad = [] if problem is None else [_problem(lines)]
             else:
                 from wisconsin.store.check import verify_table
                 from wisconsin.store.updates import DecisionLog

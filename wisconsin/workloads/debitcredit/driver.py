@@ -32,7 +32,7 @@ from pathlib import Path
 
 import duckdb
 
-from wisconsin import WisconsinError
+from wisconsin import DamagedData
 from wisconsin.workloads.debitcredit import histogram, transaction
 from wisconsin.workloads.debitcredit.failures import is_storage_failure, storage_line
 from wisconsin.workloads.debitcredit.schema import NO_REMOTE
@@ -399,7 +399,7 @@ def read_records(path: str | os.PathLike) -> list[tuple[str, int]]:
     return out
 
 
-class LogDamaged(WisconsinError):
+class LogDamaged(DamagedData):
     """A driver's log holds a line its writer never writes: the audit cannot trust it."""
 
 

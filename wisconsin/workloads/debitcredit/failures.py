@@ -2,8 +2,8 @@
 
 A partition process that dies (kill -9, a crash) or stops answering, a disk that fills, a
 thread that meets an error nobody expected: each stops the bench with one line naming the
-partition, its pid and what happened, and exit status 1 (the run failed; 2 is for input a
-user can correct). Nothing here prints: the CLI prints the line.
+partition, its pid and what happened; the error's kind (wisconsin.FAILED: the run failed, not
+input a user can correct) is the CLI's exit code 1. Nothing here prints: the CLI prints the line.
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ from collections.abc import Iterator
 
 import duckdb
 
-from wisconsin import WisconsinError
+from wisconsin import FAILED, WisconsinError
 
-# A partition's end is a failed run, not bad input: the CLI exits with this, not 2.
-EXIT_RUN_FAILED = 1
 _FULL = {errno.ENOSPC, errno.EDQUOT}
 _DUCKDB_PATH = re.compile(r'(?:write|read|open|create|sync|truncate) file "([^"]+)"')
 
@@ -27,7 +25,7 @@ _DUCKDB_PATH = re.compile(r'(?:write|read|open|create|sync|truncate) file "([^"]
 class RunFailed(WisconsinError):
     """The run could not go on: a partition died or failed, or a disk is full."""
 
-    exit_code = EXIT_RUN_FAILED
+    kind = FAILED  # a partition's end is a failed run, not bad input
 
 
 class PartitionLost(RunFailed):

@@ -19,6 +19,7 @@ import psutil
 
 from wisconsin import WisconsinError, atomic
 from wisconsin.measure import environment
+from wisconsin.measure.progress import Job
 from wisconsin.store import check_writable, lock, utc_now
 from wisconsin.workloads.debitcredit import audit, histogram, metrics, schema
 from wisconsin.workloads.debitcredit.check import independent_check
@@ -110,13 +111,16 @@ WARMUP_MAX_WINDOWS = 60
 WARMUP_FLAT_BYTES = 4 * 2**20  # a window whose engine memory grew less than this: warm
 
 
-def _warm_up(servers: PartitionServers, cfg: Config) -> int:
+def _warm_up(servers: PartitionServers, cfg: Config, job: Job, label: str) -> int:
     """Closed load, untimed, until each partition's engine memory stops growing (its
     buffer pool and index pages loaded: the first measured step would otherwise be judged
     unsteady for filling the cache), at most WARMUP_MAX_WINDOWS windows. The commits it
-    made (they are in the database and the audit)."""
-    committed = 0
+    made (they are in the database and the audit). job: told its windows as they go."""
+    committed, grew = 0, []
+    before = job.kinds["warm-up"].counts if "warm-up" in job.kinds else []
     for i in range(WARMUP_MAX_WINDOWS):
+        expect = warm_up_windows(grew, statistics.fmean(before) if before else None)
+        job.count("warm-up", f"{label}, window {i + 1}", i, expect, units=1)
         window = min(WARMUP_WINDOW_S, cfg.step_s)
         tallies = servers.run(Load("closed", window, streams=cfg.streams, seed=cfg.seed + i))
         errors = [t["error"] for t in tallies if t["error"]]
@@ -126,20 +130,55 @@ def _warm_up(servers: PartitionServers, cfg: Config) -> int:
         growth = [t["engine"][-1][0] - t["engine"][0][0] for t in tallies if t.get("engine")]
         if growth and max(growth) < WARMUP_FLAT_BYTES:
             break
+        grew.append(max(growth, default=WARMUP_FLAT_BYTES))
+    job.count("warm-up", f"{label}: warm", i + 1, i + 1)  # the windows it took, for the next
     return committed
 
 
+WARMUP_GUESS_WINDOWS = 12  # until a warm-up's own growth tells (P = 1: 7-12, measured)
+TREND_WINDOWS = 4  # the windows whose median growth is compared with the 4 before
+LEVELLED = 0.75  # a median growth not below this share of the one before: not falling
+
+
+def warm_up_windows(grew: list[float], before: float | None = None) -> int:
+    """The windows a warm-up is expected to take in all, from its engine memory's growth in
+    each window so far (the most of any partition): while the median growth of the last
+    TREND_WINDOWS falls below LEVELLED of the one before, by as much per window until it is
+    under WARMUP_FLAT_BYTES; once it stops falling, it levels above the mark (history rows
+    and the log grow the memory ~5-10 MB a window at P = 2 on 2 cores,
+    measured, so no window of both partitions is under it); it then ends at the first
+    window under the mark, of the odds a lognormal of the last 2n windows gives each. Until
+    two medians are known: the windows the bench's warm-ups so far took (`before`, their
+    mean), else WARMUP_GUESS_WINDOWS."""
+    n = TREND_WINDOWS
+    if len(grew) < 2 * n:
+        return max(round(before or WARMUP_GUESS_WINDOWS), len(grew) + 1)
+    last = max(statistics.median(grew[-n:]), 1.0)
+    earlier = max(statistics.median(grew[-2 * n : -n]), 1.0)
+    if last >= LEVELLED * earlier:
+        # levelled off: it ends at the first window under the mark, each one of the odds
+        # the last 2n windows' spread (lognormal) gives it; at most the cap
+        logs = [math.log(max(g, 1.0)) for g in grew[-2 * n :]]
+        spread = max(statistics.stdev(logs), 1e-3)
+        odds = statistics.NormalDist(statistics.fmean(logs), spread).cdf(
+            math.log(WARMUP_FLAT_BYTES)
+        )
+        if odds * WARMUP_MAX_WINDOWS <= 1:
+            return WARMUP_MAX_WINDOWS
+        return min(WARMUP_MAX_WINDOWS, len(grew) + math.ceil(1 / odds))
+    factor = (last / earlier) ** (1 / n)
+    more = math.log(WARMUP_FLAT_BYTES / last) / math.log(factor)
+    return min(WARMUP_MAX_WINDOWS, len(grew) + 1 + max(0, math.ceil(more)))
+
+
 def measure_partitions(
-    cfg: Config, partitions: int, work_dir: Path, say, left: TimeLeft | None = None
+    cfg: Config, partitions: int, work_dir: Path, say, job: Job | None = None
 ) -> PartitionResult:
     # The database's lock from build to audit: `repair` or another bench must not touch it.
     db_dir = schema.partition_file(cfg.data_dir, 0, partitions).parent
-    left = left or TimeLeft([partitions], cfg.seconds_per_partition_count())
-    left.begin(partitions)
+    job = job or planned_job(None, cfg, [partitions])
     with lock.hold_tables([db_dir], create=True):
-        result = _measure_partitions(cfg, partitions, say, left)
-    left.end(partitions)
-    return result
+        return _measure_partitions(cfg, partitions, say, job)
 
 
 def _failed(step: Step, partitions: int) -> Step:
@@ -154,18 +193,21 @@ def _failed(step: Step, partitions: int) -> Step:
     return step
 
 
-def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> PartitionResult:
+def _measure_partitions(cfg: Config, partitions: int, say, job: Job) -> PartitionResult:
     t0 = time.perf_counter()
     db_dir = schema.partition_file(cfg.data_dir, 0, partitions).parent
+    job.start("build", f"P={partitions}: building the database", units=partitions)
     with naming_storage(f"P={partitions}: building the database in {db_dir}"):
         paths = schema.build(cfg.data_dir, partitions, cfg.sizing)
     build_s = time.perf_counter() - t0
     db_bytes = schema.database_bytes(paths)  # as built, before the run adds history
     log_dir = schema.ack_log_dir(paths[0].parent)  # emptied by the build
+    job.start("start", f"P={partitions}: starting the partition servers", units=partitions)
     with PartitionServers(cfg.data_dir, partitions, cfg.sizing, log_dir, pin=True) as servers:
-        warmup_committed = _warm_up(servers, cfg)
-        steps = _closed_steps(servers, cfg, partitions, say, left)
-        steps += _open_steps(servers, cfg, partitions, _peak(steps, partitions), say, left)
+        warmup_committed = _warm_up(servers, cfg, job, f"P={partitions}: warming up")
+        steps = _closed_steps(servers, cfg, partitions, say, job)
+        steps += _open_steps(servers, cfg, partitions, _peak(steps, partitions), say, job)
+    job.start("audit", f"P={partitions}: auditing", units=partitions)
     with naming_storage(f"P={partitions}: auditing the database in {db_dir}"):
         record = _audit(paths, log_dir)
     erred = [s for s in steps if s.first_error]
@@ -193,7 +235,7 @@ def _measure_partitions(cfg: Config, partitions: int, say, left: TimeLeft) -> Pa
     )
 
 
-def _closed_steps(servers, cfg: Config, partitions: int, say, left: TimeLeft) -> list[Step]:
+def _closed_steps(servers, cfg: Config, partitions: int, say, job: Job) -> list[Step]:
     """`repeats` closed windows (the peak), each measured again while judged unsteady, at
     most closed_retries more times."""
     steps: list[Step] = []
@@ -201,14 +243,16 @@ def _closed_steps(servers, cfg: Config, partitions: int, say, left: TimeLeft) ->
         for attempt in range(1 + cfg.closed_retries):
             seed = cfg.seed + 1000 + r + 500 * attempt
             load = Load("closed", cfg.closed_s, streams=cfg.streams, seed=seed)
-            steps.append(_failed(_step(load, r, partitions, servers.run(load)), partitions))
-            left.step_done(partitions, cfg.closed_s)
             again = (
                 f" (measured again, {attempt + 1} of {1 + cfg.closed_retries})" if attempt else ""
             )
+            if attempt:  # a window the plan did not hold
+                job.plan("closed", job.kinds["closed"].planned + cfg.closed_s)
+            job.start("closed", f"P={partitions} closed {r + 1}/{cfg.repeats}{again}", cfg.closed_s)
+            steps.append(_failed(_step(load, r, partitions, servers.run(load)), partitions))
             say(
                 f"P={partitions} closed {r + 1}/{cfg.repeats}{again}: "
-                f"{steps[-1].throughput_tps:.1f} tps delivered{_steady(steps[-1])}; " + left.text()
+                f"{steps[-1].throughput_tps:.1f} tps delivered{_steady(steps[-1])}"
             )
             if not _measure_again(steps[-1]):
                 break
@@ -225,9 +269,7 @@ def _peak(closed: list[Step], partitions: int) -> float:
     return peak
 
 
-def _open_steps(
-    servers, cfg: Config, partitions: int, peak: float, say, left: TimeLeft
-) -> list[Step]:
+def _open_steps(servers, cfg: Config, partitions: int, peak: float, say, job: Job) -> list[Step]:
     """`repeats` passes of the stepped open-arrival curve at cfg.load_fractions of peak."""
     steps: list[Step] = []
     for r in range(cfg.repeats):
@@ -239,14 +281,13 @@ def _open_steps(
                 servers=cfg.servers,
                 seed=cfg.seed + 2000 + 100 * r + i,
             )
+            label = f"P={partitions} open {i + 1}/{len(cfg.load_fractions)}"
+            job.start("open", f"{label} ({frac:g} of the peak)", cfg.step_s)
             steps.append(_failed(_step(load, r, partitions, servers.run(load)), partitions))
-            left.step_done(partitions, cfg.step_s)
             s = steps[-1]
             say(
                 f"P={partitions} open {s.offered_tps:.1f} tps offered: "
-                f"{s.throughput_tps:.1f} delivered, p95 {s.latency.p95 * 1e3:.0f} ms"
-                + _steady(s)
-                + f"; {left.text()}"
+                f"{s.throughput_tps:.1f} delivered, p95 {s.latency.p95 * 1e3:.0f} ms" + _steady(s)
             )
     return steps
 
@@ -271,11 +312,12 @@ def run_bench(
     say: Callable[[str], None] = lambda s: None,
     resumed: DebitCreditRun | None = None,
     resumed_from: Path | None = None,
+    progress=None,
 ) -> tuple[DebitCreditRun, Path]:
     """Measure every P in cfg.partitions and save the run file in out_dir. After each P but
     the last, a progress file (runfile.save_partial) holds what was measured: an interrupted
     bench continues from it (`resumed`, read from `resumed_from`), rebuilding the P it
-    reached from zero."""
+    reached from zero. progress: the display its Job tells the time left."""
     out = Path(out_dir)
     started = resumed.started_utc if resumed else utc_now()
     stamp = started.replace(":", "").replace("-", "")
@@ -283,16 +325,12 @@ def run_bench(
     results = list(resumed.results) if resumed else []
     todo = [p for p in cfg.partitions if p not in {r.partitions for r in results}]
     work_dir = Path(cfg.data_dir)
-    left = TimeLeft(todo, cfg.seconds_per_partition_count())
-    say(
-        schedule_text(cfg)
-        + (f"; resuming at P={todo[0]}" if resumed and todo else "")
-        + f"; {left.text()}"
-    )
+    job = planned_job(progress, cfg, todo)
+    say(schedule_text(cfg) + (f"; resuming at P={todo[0]}" if resumed and todo else ""))
     partial = resumed_from
     try:
         for p in todo:
-            results.append(measure_partitions(cfg, p, work_dir, say, left))
+            results.append(measure_partitions(cfg, p, work_dir, say, job))
             if p != todo[-1]:
                 with naming_storage("saving what was measured"):
                     partial = save_partial(_run(cfg, started, results), final)
@@ -304,7 +342,8 @@ def run_bench(
         if partial is None:
             raise
         raise type(exc)(f"{exc}; {_resume_text(partial)}") from None
-    run = _run(cfg, started, results)
+    job.end("DebitCredit: every P measured")
+    run = _run(cfg, started, results, job.record())
     with naming_storage("saving the run file"):
         path = save(run, final)
     if partial is not None:
@@ -319,7 +358,7 @@ def _resume_text(partial: Path) -> str:
     )
 
 
-def _run(cfg: Config, started: str, results) -> DebitCreditRun:
+def _run(cfg: Config, started: str, results, estimate=None) -> DebitCreditRun:
     notes = [
         (
             f"database sized for {cfg.sizing.rated_tps_per_partition:g} tps per partition "
@@ -340,6 +379,7 @@ def _run(cfg: Config, started: str, results) -> DebitCreditRun:
         config=cfg,
         results=tuple(results),
         notes=tuple(notes),
+        estimate=estimate,
     )
 
 
@@ -356,9 +396,12 @@ CLOSED_STEP_FACTOR = 2.0
 # off the headline. Worst case: one more closed window per P.
 DEFAULT_CLOSED_RETRIES = 1
 LOAD_FRACTIONS = (0.25, 0.5, 0.75, 1.0, 1.25)
-# Untimed seconds per partition before its steps (build of ~1 M accounts, start, warm-up):
-# the estimate of time left until the first P has measured its own.
-FIRST_GUESS_PER_PARTITION_S = 40.0
+# First guesses of the untimed work, until the bench has measured its own (the time left
+# before then): a partition's build (~1 M accounts), a P's start and warm-up, a partition's
+# audit and independent check.
+BUILD_GUESS_PER_PARTITION_S = 10.0
+START_GUESS_PER_PARTITION_S = 2.0
+AUDIT_GUESS_PER_PARTITION_S = 2.0
 
 
 def scaled_branches(tps: float) -> int:
@@ -395,38 +438,19 @@ def schedule_text(cfg: Config) -> str:
     )
 
 
-class TimeLeft:
-    """How long the rest of a bench will take: its steps' seconds, plus the untimed seconds
-    per partition (build, start, warm-up) as the last P measured took them."""
-
-    def __init__(self, partitions, seconds_per_p: float):
-        self.seconds_per_p = seconds_per_p
-        self.seconds_left = {p: seconds_per_p for p in partitions}
-        self.untimed_per_partition_s = FIRST_GUESS_PER_PARTITION_S
-        self._began: tuple[int, float] | None = None  # (P, monotonic) being measured
-        self.measured_s: dict[int, float] = {}
-
-    def begin(self, p: int) -> None:
-        self._began = (p, time.monotonic())
-
-    def step_done(self, p: int, seconds: float) -> None:
-        self.seconds_left[p] = max(0.0, self.seconds_left[p] - seconds)
-        self.measured_s[p] = self.measured_s.get(p, 0.0) + seconds
-
-    def end(self, p: int) -> None:
-        if self._began is not None:
-            took = time.monotonic() - self._began[1]  # a window measured again counts too
-            measured = max(self.seconds_per_p, self.measured_s.get(p, 0.0))
-            self.untimed_per_partition_s = max(0.0, took - measured) / p
-        self.seconds_left[p], self._began = 0.0, None
-
-    def left_s(self) -> float:
-        current = self._began[0] if self._began else None
-        pending = sum(p for p, s in self.seconds_left.items() if s and p != current)
-        return sum(self.seconds_left.values()) + pending * self.untimed_per_partition_s
-
-    def text(self) -> str:
-        return f"~{self.left_s() / 60:.1f} min left"
+def planned_job(progress, cfg: Config, todo) -> Job:
+    """The bench's Job on the display progress, the partition counts todo planned: a build
+    and an audit per partition, a start and warm-up per P, and the windows' seconds (their
+    drain and collection add to them, as measured), each at its first guess until measured."""
+    job = Job(progress)
+    windows = cfg.repeats * (cfg.closed_s + len(cfg.load_fractions) * cfg.step_s)
+    job.plan("build", sum(todo), each_s=BUILD_GUESS_PER_PARTITION_S)
+    job.plan("start", sum(todo), each_s=START_GUESS_PER_PARTITION_S)
+    job.plan("warm-up", len(todo), each_s=WARMUP_GUESS_WINDOWS * WARMUP_WINDOW_S)
+    job.plan("closed", len(todo) * cfg.repeats * cfg.closed_s, each_s=1.0)
+    job.plan("open", len(todo) * (windows - cfg.repeats * cfg.closed_s), 1.0, like="closed")
+    job.plan("audit", sum(todo), each_s=AUDIT_GUESS_PER_PARTITION_S)
+    return job
 
 
 def bench_command(
@@ -442,14 +466,17 @@ def bench_command(
     servers: int = 8,
     say: Callable[[str], None] = lambda s: None,
     resume: str | None = None,
+    progress=None,
 ) -> tuple[DebitCreditRun, Path, str, list[Path]]:
     """`wisconsin bench --workload debitcredit`: measure, save, report, plot (with resume: a
-    progress file's configuration, measuring the partition counts it lacks)."""
+    progress file's configuration, measuring the partition counts it lacks); progress: the
+    display of its progress and time left."""
     from wisconsin.workloads.debitcredit import plot, report
 
     if resume is not None:
         resumed = load_partial(resume)
-        run, path = run_bench(resumed.config, Path(resume).parent, say, resumed, Path(resume))
+        where = Path(resume).parent
+        run, path = run_bench(resumed.config, where, say, resumed, Path(resume), progress)
         return _publish(run, path, report, plot)
     partitions = tuple(partitions) or default_partitions()
     step_s = DEFAULT_STEP_S if step_s is None else step_s
@@ -477,7 +504,7 @@ def bench_command(
         closed_step_s=CLOSED_STEP_FACTOR * step_s,
         closed_retries=DEFAULT_CLOSED_RETRIES,
     )
-    run, path = run_bench(cfg, out, say)
+    run, path = run_bench(cfg, out, say, progress=progress)
     return _publish(run, path, report, plot)
 
 

@@ -30,9 +30,9 @@ from wisconsin.workloads.debitcredit.histogram import Latency
 from wisconsin.workloads.debitcredit.schema import Sizing
 
 WORKLOAD = "debitcredit"
-# 2: per-second series in each step; 3: durability as a protocol's code (older versions are
-# migrated on load)
-SCHEMA_VERSION = 3
+# 2: per-second series in each step; 3: durability as a protocol's code; 4: the progress
+# estimate at half the bench (older versions are migrated on load)
+SCHEMA_VERSION = 4
 
 # The commit protocol the bench runs with (Config.durability), and its words.
 DURABILITY = "wal-home-decision"
@@ -166,6 +166,8 @@ class DebitCreditRun:
     config: Config
     results: tuple[PartitionResult, ...]
     notes: tuple[str, ...] = field(default=())
+    # version 4: the time-left estimate at half the bench; None: not recorded
+    estimate: common.Estimate | None = None
 
     def result(self, partitions: int) -> PartitionResult | None:
         return next((r for r in self.results if r.partitions == partitions), None)
@@ -225,6 +227,8 @@ def load(path: str | os.PathLike) -> DebitCreditRun:
         data = _migrate_v1(data)
     if data.get("schema_version") == 2:
         data = _migrate_v2(data)
+    if data.get("schema_version") == 3:
+        data = dict(data, schema_version=4, estimate=None)  # not recorded
     if data.get("schema_version") != SCHEMA_VERSION:
         raise WisconsinError(
             f"{p}: DebitCredit run file version {data.get('schema_version')!r} is not supported "

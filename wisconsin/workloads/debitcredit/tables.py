@@ -22,9 +22,9 @@ from pathlib import Path
 
 import duckdb
 
-from wisconsin import WisconsinError, atomic
+from wisconsin import DAMAGED, WisconsinError, atomic
 from wisconsin.sqltext import db_path
-from wisconsin.store import StoreError, lock, read_typed_manifest
+from wisconsin.store import StoreError, TableDamaged, lock, read_typed_manifest
 from wisconsin.workloads.debitcredit import audit, schema
 from wisconsin.workloads.debitcredit.schema import (
     MANIFEST,
@@ -157,8 +157,9 @@ def inspect(db_dir: str | os.PathLike) -> DatabaseState:
     return DatabaseState(m, {}, 0, audit.check(paths, log if log.is_dir() else None))
 
 
-def info(db_dir: str | os.PathLike) -> tuple[list[str], int]:
-    """`wisconsin info` on a DebitCredit database: (lines, exit code)."""
+def info(db_dir: str | os.PathLike) -> tuple[list[str], str | None]:
+    """`wisconsin info` on a DebitCredit database: (lines, None, or wisconsin.DAMAGED when it
+    is damaged, holds pending halves or fails its invariants)."""
     with lock.hold_tables([db_dir], shared=True):
         st = inspect(db_dir)
     m = st.manifest
@@ -173,24 +174,24 @@ def info(db_dir: str | os.PathLike) -> tuple[list[str], int]:
             "damaged: a DebitCredit database holds its run's transactions, so no generator "
             "can rebuild it; `wisconsin bench --workload debitcredit` builds a new one"
         )
-        return lines, 1
+        return lines, DAMAGED
     if st.pending:
         lines.append(
             f"update pending: {st.pending} decided remote half(s) not yet applied (left by "
             f"a crash); run `wisconsin repair {db_dir}`"
         )
-        return lines, 1
+        return lines, DAMAGED
     a = st.audit
     if a.problems:
         lines += [f"problem: {p}" for p in a.problems]
-        return lines, 1
+        return lines, DAMAGED
     lines.append(
         f"verified: account = teller = branch = history sums ({a.account_sum:,}), "
         f"{a.history_rows:,} history rows, {a.distributed_rows:,} distributed, every "
         "remote half applied"
         + (f"; all {a.acknowledged:,} acknowledged transactions present" if a.begun else "")
     )
-    return lines, 0
+    return lines, None
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ def repair(db_dir: str | os.PathLike) -> RepairOutcome:
     with lock.hold_tables([db_dir]):
         st = inspect(db_dir)
         if st.damaged:
-            raise StoreError(
+            raise TableDamaged(
                 f"{db_dir}: {st.problems[0]}; a DebitCredit database holds its run's "
                 "transactions, so no generator can rebuild it: `wisconsin bench --workload "
                 "debitcredit` builds a new one"
@@ -217,5 +218,5 @@ def repair(db_dir: str | os.PathLike) -> RepairOutcome:
         if st.pending or st.audit is None:
             raise StoreError(f"{db_dir}: {st.pending} remote half(s) still pending after repair")
         if st.audit.problems:
-            raise StoreError(f"{db_dir}: invariants fail: {st.audit.problems[0]}")
+            raise TableDamaged(f"{db_dir}: invariants fail: {st.audit.problems[0]}")
         return RepairOutcome(redone, st.audit)

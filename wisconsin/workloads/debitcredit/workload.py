@@ -47,6 +47,7 @@ RESUMED = ("partitions", "repeat", "branches", "scaled_tps", "step_seconds", "ru
 def bench(opts: BenchOptions, console: Console) -> Outcome:
     """`wisconsin bench --workload debitcredit`: measure every P, save, report, plot (with
     --resume: continue a progress file with its own settings)."""
+    from wisconsin.runfiles.runfile import estimate_text
     from wisconsin.workloads.debitcredit.pipeline import bench_command, scaled_branches
 
     if opts.resume_path is not None and (given := opts.given_options(*RESUMED)):
@@ -58,23 +59,26 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
         if opts.given_options("branches"):
             raise OptionError("--scaled sets the branches: drop --branches")
         branches = scaled_branches(opts.scaled_tps)
-    run, path, text, files = bench_command(
-        opts.data_dir,
-        opts.partitions or (),
-        opts.seed,
-        opts.repeat,
-        opts.out,
-        branches,
-        opts.step_seconds,
-        opts.rule,
-        say=console.log,
-        resume=opts.resume_path,
-    )
+    with console.progress() as progress:
+        run, path, text, files = bench_command(
+            opts.data_dir,
+            opts.partitions or (),
+            opts.seed,
+            opts.repeat,
+            opts.out,
+            branches,
+            opts.step_seconds,
+            opts.rule,
+            say=console.log,
+            resume=opts.resume_path,
+            progress=progress,
+        )
     figures = ", ".join(str(f) for f in files[1:] if f.suffix == ".png")
     lines = ([] if opts.quiet else [text]) + [
         f"run file: {path}",
         f"report:   {files[0]}",
         f"figures:  {figures}",
+        f"estimate: {estimate_text(run.estimate)}",
     ]
     dc_data = Path(run.config.data_dir)  # the bench's own directory under --data
     databases = tuple(dc_data / f"dc{r.partitions}" for r in run.results)
@@ -107,8 +111,9 @@ REPAIR_TAKES = Takes(
 
 def info_table(
     table_dir: str | os.PathLike, opts: InfoOptions | None = None
-) -> tuple[list[str], int]:
-    """`wisconsin info` on a DebitCredit database: (lines, exit code)."""
+) -> tuple[list[str], str | None]:
+    """`wisconsin info` on a DebitCredit database: (lines, None or the kind of what its check
+    found: wisconsin.DAMAGED)."""
     from wisconsin.workloads.debitcredit.tables import info
 
     return info(table_dir)

@@ -8,9 +8,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from wisconsin import WisconsinError
+from wisconsin import WisconsinError, atomic, engines, store
 from wisconsin.builds import cost
 from wisconsin.measure.options import RunOptions
+from wisconsin.runfiles.runfile import estimate_text
 from wisconsin.workloads.options import (
     BenchOptions,
     Console,
@@ -32,7 +33,10 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
     """Size (a preset, or calibrated on this machine), generate, run, report and plot; the
     lines to print after it, and where its disk went."""
     started = time.monotonic()
-    # before the calibration probe and the build: both are wasted if no run file can be saved
+    # before the announcement, the calibration probe and the build: each a refusal in one
+    # line, with nothing written or said before it
+    engines.check_cluster(opts.mode, opts.cluster_address)
+    store.refuse_inside_table(opts.data_dir)
     pipeline.check_outputs(opts.out, opts.mode)
     opts = _rounds(opts)
     preset, parts = _sizes(opts, started, console.say)
@@ -159,6 +163,7 @@ def _summary(result: pipeline.BenchResult, opts: BenchOptions, started: float) -
         f"report:   {result.report_path} (every section)",
         f"html:     {result.html_path}",
         f"figures:  {len(result.figures)} files in {result.run_path.parent}, e.g. {overview}",
+        f"estimate: {estimate_text(result.run.estimate)}",
         *filter(None, [pipeline.time_line(result)]),
         f"bench took {time.monotonic() - started:.0f} s; check it with "
         f"`wisconsin audit {result.run_path}`",
@@ -180,7 +185,7 @@ def run(opts: RunCommandOptions, progress=None):
 
     if opts.resume_path is None:
         return runner.run(run_options(opts), progress=progress)
-    given = [f"--{name.replace('_', '-')}" for name, _ in opts.given if name not in RESUME_TAKES]
+    given = [typed for name, typed in opts.given if name not in RESUME_TAKES]  # as typed: --data
     if given:
         raise OptionError(f"--resume takes its options from the run file; drop {', '.join(given)}")
     return runner.resume(
@@ -269,6 +274,13 @@ def _no_tables(data_dir: str) -> str:
     from wisconsin.store import MANIFEST, lock, tables_in
 
     path = Path(data_dir)
+    other = _other_workload(path / MANIFEST)
+    if other:  # another workload's database
+        return (
+            f"{data_dir} is a {other} database, not a data directory of Wisconsin tables: `wisconsin "
+            f"info {data_dir}` checks it; `wisconsin run --data DIR` times the tables "
+            "`wisconsin generate --data DIR` builds"
+        )
     if (path / MANIFEST).is_file() and tables_in(path.parent):
         # `--data DATA/F4`: the table itself; generate --data DATA/F4 would nest tables
         return (
@@ -282,3 +294,15 @@ def _no_tables(data_dir: str) -> str:
     except lock.DataDirBusy as busy:
         return f"no complete tables in {data_dir} yet: {busy}"
     return f"no tables in {data_dir}: run `wisconsin generate --data {data_dir}` first"
+
+
+def _other_workload(manifest: Path) -> str | None:
+    """The workload a database's manifest names when it is not a Wisconsin table's."""
+    if not manifest.is_file():
+        return None
+    try:
+        data = atomic.read_json(manifest, "manifest")
+    except WisconsinError:
+        return None
+    workload = data.get("workload") if isinstance(data, dict) else None
+    return workload if isinstance(workload, str) and workload != "wisconsin" else None

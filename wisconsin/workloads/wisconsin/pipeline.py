@@ -13,7 +13,8 @@ from pathlib import Path
 from wisconsin import WisconsinError, cluster, engines, outputs, store
 from wisconsin.analysis.schedule import OVERHEAD_MULTIPLE_MIN
 from wisconsin.builds import Progress, build_tables, cost
-from wisconsin.measure.runner import RunOptions, default_run_path, run
+from wisconsin.measure.progress import Job
+from wisconsin.measure.runner import RunOptions, default_run_path, run, with_defaults
 from wisconsin.runfiles import runfile
 from wisconsin.runfiles.runfile import Run
 from wisconsin.store import TableSpec, generator, lock
@@ -254,6 +255,26 @@ def _table_bytes(rows: int, partitions: int) -> int:
     )
 
 
+def _built(data_dir: str, spec: TableSpec) -> bool:
+    return (Path(data_dir) / spec.name / store.MANIFEST).is_file()
+
+
+def planned_job(progress, to_build, options: RunOptions) -> Job:
+    """The bench's Job on the display progress, its work planned with this module's first
+    guesses (each replaced by the times measured as the bench goes): the rows to build, the
+    runner's start, the rounds' steps and the blocks' fresh workers."""
+    job = Job(progress)
+    job.plan("build", sum(s.n for s in to_build), each_s=1 / GENERATE_ROWS_PER_S)
+    lo, _ = options.reps
+    steps = len(options.tables()) * len(with_defaults(options).queries)
+    job.plan("setup", 1, each_s=FRESH_WORKERS_S)
+    job.plan("warm-up step", steps if options.cache == "cold" else 0, each_s=STEP_OVERHEAD_S)
+    job.plan("step", lo * steps, like="warm-up step")
+    blocks = lo // options.block_rounds
+    job.plan("fresh workers", max(0, blocks - 1), each_s=FRESH_WORKERS_S)
+    return job
+
+
 @dataclass(frozen=True)
 class BenchResult:
     run: Run
@@ -417,6 +438,7 @@ def bench(
     if options.baseline:
         specs = with_baseline(specs, p, seed)
     check_outputs(options.out, options.mode)
+    job = planned_job(progress, [s for s in specs if not _built(data_dir, s)], options)
     eng = options.engine
     client = None
     if eng.cluster:
@@ -426,7 +448,7 @@ def bench(
         built = build_tables(
             data_dir,
             specs,
-            progress=progress,
+            progress=lambda label, done, total: job.count("build", label, done, total),
             announce=announce,
             client=client,
             worker_data=worker_data,
@@ -439,7 +461,7 @@ def bench(
     if deadline is not None:  # what is left of the bench's time budget is the run's
         left = deadline - time.monotonic() - 20.0  # report and figures
         options = replace(options, time_budget_s=max(1.0, left))
-    result, path = run(options, progress=progress)
+    result, path = run(options, progress=job)
     t0 = time.perf_counter()
     text = report.render_report([result], "text")
     report_path, html_path = report_paths(path)

@@ -25,9 +25,11 @@ def captured_logs(cluster_address, directory):
 # --------------------------------------------------------------------------- info
 
 
-def info(opts: InfoOptions) -> tuple[list[str], int]:
-    """`wisconsin info` on a table: (lines, exit code). Lines starting "problem:" or "Error:"
-    are for standard error; an "Error:" line (exit 2) ends them."""
+def info(opts: InfoOptions) -> tuple[list[str], str | None]:
+    """`wisconsin info` on a table: (lines, None, or wisconsin.DAMAGED when its check fails or
+    an update is pending). Lines starting "problem:" or "Error:" are for standard error; an
+    "Error:" line ends them."""
+    from wisconsin import DAMAGED
     from wisconsin.store.updates import DecisionLog
 
     table_dir = opts.table_dir
@@ -38,17 +40,19 @@ def info(opts: InfoOptions) -> tuple[list[str], int]:
     if problems:
         lines += [f"problem: {line}" for line in problems]
         if pending:
-            return lines + [_pending_line(table_dir) + " (the problems above may be its doing)"], 1
+            return lines + [_pending_line(table_dir) + " (the problems above may be its doing)"], (
+                DAMAGED
+            )
         return lines + [
             f"Error: {table_dir}: {len(problems)} problem(s) found; `wisconsin repair "
             f"{table_dir}` rebuilds the damaged partitions"
-        ], 2
+        ], DAMAGED
     if pending:
         # Never "verified" over it: some partitions may hold the update, others not yet.
-        return lines + [_pending_line(table_dir)], 1
+        return lines + [_pending_line(table_dir)], DAMAGED
     if not opts.no_verify and not opts.as_json:
         lines.append(_verified_line(m, opts.deep, on_cluster))
-    return lines, 0
+    return lines, None
 
 
 def _checked(opts: InfoOptions):

@@ -75,8 +75,9 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
 
 def info_table(
     table_dir: str | os.PathLike, opts: InfoOptions | None = None
-) -> tuple[list[str], int]:
-    """`wisconsin info` on a table: its manifest and what the check found (lines, exit code)."""
+) -> tuple[list[str], str | None]:
+    """`wisconsin info` on a table: its manifest and what the check found (lines, None or
+    wisconsin.DAMAGED)."""
     from wisconsin.workloads.wisconsin.tables import info
 
     return info(opts or InfoOptions(str(table_dir)))
