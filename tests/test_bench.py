@@ -1,3 +1,5 @@
+import re
+from dataclasses import MISSING, fields, replace
 from types import SimpleNamespace
 
 import pytest
@@ -192,3 +194,110 @@ def test_a_second_bench_reuses_the_tables_an_earlier_one_sized(tmp_path):
         earlier_sizes(dataclasses.replace(plan, f_rows=2000, g_rows=500), 7, str(tmp_path)) is None
     )
     assert earlier_sizes(plan, 7, str(tmp_path / "empty")) is None
+
+
+def test_every_preset_builds_the_baseline_table_so_its_audit_can_pass(tmp_path, monkeypatch):
+    """The runner times the single-thread baseline (and so has a bound) only where F1 is
+    generated: a bench of any preset builds it, once, at the preset's F size."""
+    from wisconsin.workloads.wisconsin import pipeline
+    from wisconsin.workloads.wisconsin.presets import PRESETS
+
+    for name, p in PRESETS.items():
+        specs = pipeline.preset_specs(name, 7, ("F", "G"), p.partitions, baseline=True)
+        f1 = [s for s in specs if (s.kind, s.partitions) == ("F", 1)]
+        assert [(s.n, s.seed) for s in f1] == [(p.f_rows, 7)], name
+    # a bench that measures G alone still builds F1 for its baseline, and only it besides
+    built = []
+
+    def build(data_dir, specs, **kw):
+        built.extend(specs)
+        raise WisconsinError("stop after the build's plan")
+
+    monkeypatch.setattr(pipeline, "build_tables", build)
+    from wisconsin.measure.options import RunOptions
+    from wisconsin.workloads.wisconsin.queries import CATALOG
+
+    opts = RunOptions(
+        data_dir=str(tmp_path), kinds=("G",), partitions=(2, 4), out=str(tmp_path), catalog=CATALOG
+    )
+    with pytest.raises(WisconsinError, match="stop after"):
+        pipeline.bench("laptop", str(tmp_path / "d"), 7, opts)
+    assert sorted(s.name for s in built) == ["F1", "G2", "G4"]
+    built.clear()
+    with pytest.raises(WisconsinError, match="stop after"):
+        pipeline.bench("laptop", str(tmp_path / "d"), 7, replace(opts, baseline=False))
+    assert sorted(s.name for s in built) == ["G2", "G4"]
+
+
+def test_a_preset_with_its_own_rounds_runs_them_unless_the_command_line_says(tmp_path):
+    from wisconsin.workloads.wisconsin import commands
+    from wisconsin.workloads.wisconsin.presets import get_preset
+
+    tiny = get_preset("tiny")
+    assert tiny.rounds and tiny.blocks
+
+    def opts(given=(), **values):
+        from wisconsin.workloads.options import BenchOptions
+
+        base = {f.name: None for f in fields(BenchOptions) if f.default is MISSING}
+        base |= {"workload": "wisconsin", "data_dir": str(tmp_path), "out": str(tmp_path)}
+        base |= {"preset": "tiny", "min_reps": 15, "max_reps": 30, "blocks": 15, "seed": 1}
+        return BenchOptions(**base | values, given=tuple((k, f"--{k}") for k in given))
+
+    o = commands._rounds(opts())
+    assert (o.min_reps, o.max_reps, o.blocks) == (tiny.rounds, tiny.rounds, tiny.blocks)
+    o = commands._rounds(opts(min_reps=7, given=("min_reps",)))
+    assert (o.min_reps, o.max_reps, o.blocks) == (7, 30, 15)
+    o = commands._rounds(opts(preset="vlx"))  # no rounds of its own: the runner's defaults
+    assert (o.min_reps, o.max_reps, o.blocks) == (15, 30, 15)
+
+
+def test_the_presets_that_should_pass_here_hold_enough_rows_at_two_partitions():
+    from wisconsin.workloads.wisconsin.presets import AVERAGE_ROWS_MIN, PRESETS
+
+    for name in ("tiny", "laptop"):
+        p = PRESETS[name]
+        g_parts = p.g_partitions or p.partitions
+        assert max(g_parts) <= 2, name  # no G table beyond the cores of a 2-core machine
+        small = [p.f_rows // n for n in (1, *p.partitions) if n <= 2]
+        small += [p.g_rows_per_partition] if min(g_parts) <= 2 else []
+        assert min(small) >= AVERAGE_ROWS_MIN, (name, small)
+
+
+def test_bench_ends_with_where_its_time_went():
+    from wisconsin.runfiles.runfile import TimeSpent
+    from wisconsin.workloads.wisconsin.pipeline import time_line
+
+    names = [f.name for f in fields(TimeSpent)]
+    spent = TimeSpent(**dict.fromkeys(names, 1.0) | {"total_s": 20.0})
+    run = SimpleNamespace(time_spent=spent)
+    line = time_line(SimpleNamespace(run=run, generate_s=3.0, report_s=4.5))
+    assert line.startswith("time: building tables 3.0 s, checks 1.0 s, probes 1.0 s,")
+    assert "timed 1.0 s" in line and "worker restarts 1.0 s" in line and "undo 1.0 s" in line
+    # every part named once; "other" is what the parts leave of the run's total
+    assert line.count(" s,") == len(names) - 1 + 2 and "other 8.0 s" in line
+    assert line.endswith("report and figures 4.5 s")
+    assert time_line(SimpleNamespace(run=SimpleNamespace(time_spent=None))) == ""
+
+
+def test_the_page_written_beside_the_figures_is_the_runs_report(tmp_path):
+    """bench writes the HTML page in a second process from the run file while it draws the
+    figure files: the page is the one `report --format html` renders of that file."""
+    import shutil
+
+    from wisconsin.runfiles import runfile
+    from wisconsin.workloads.wisconsin import report
+    from wisconsin.workloads.wisconsin.pipeline import _figures_and_page
+
+    src = tmp_path / "run.json"
+    shutil.copy("tests/fixtures/run_real.json", src)
+    run = runfile.load(src)
+    page = tmp_path / "run.report.html"
+    figures = _figures_and_page(run, src, page)
+    assert figures and all(f.exists() for f in figures)
+
+    # the same page but for the ids matplotlib draws anew in each rendering (clips, markers)
+    def drawn_ids(text):
+        return re.sub(r"\b[mp][0-9a-f]{10}\b", "<ID>", text)
+
+    assert drawn_ids(page.read_text()) == drawn_ids(report.render_report([run], "html"))

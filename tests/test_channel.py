@@ -136,6 +136,24 @@ def test_engine_times_statements_over_the_channel(table):
         eng.stop()
 
 
+def test_tables_opened_one_after_another_keep_their_channels(table):
+    eng, m = _engine(table)
+    tdir = table[1]
+    try:
+        links = dict(eng._links)
+        eng.close_table()  # closed over the channel, which stays open
+        assert eng._links == links and not any(link.broken for link in links.values())
+        eng.open_table(m, tdir)
+        assert eng._links == links  # the same worker processes: the same sockets
+        assert eng.execute(eng.noop_statements()).units[0].rows == [(1,)]
+        eng.start(m.partitions)  # fresh workers: new listeners, new sockets
+        eng.open_table(m, tdir)
+        assert set(eng._links) == {0, 1} and all(eng._links[p] is not links[p] for p in links)
+        assert all(link.broken for link in links.values())
+    finally:
+        eng.stop()
+
+
 def test_engine_worker_exception_and_timeout_are_partition_failures(table):
     eng, m = _engine(table, timeout_s=1.5, fault=Fault(part=1, phase="run"))
     try:

@@ -1,5 +1,6 @@
 """The CLI through click's CliRunner: what a user types, what they see, the exit code."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -399,7 +400,17 @@ def test_run_corrupt_manifest(data, tmp_path):
     )
 
 
-def test_bench_end_to_end_tiny(tmp_path):
+@pytest.fixture
+def small_tiny(monkeypatch):
+    """--preset tiny at the sizes it had before issue 45 (20,000 and 5,000 rows): these tests
+    exercise the command, not the sizes (tiny's own, 4.9 M rows, take a minute)."""
+    from wisconsin.workloads.wisconsin import presets
+
+    small = dataclasses.replace(presets.PRESETS["tiny"], f_rows=20_000, g_rows_per_partition=5_000)
+    monkeypatch.setitem(presets.PRESETS, "tiny", small)
+
+
+def test_bench_end_to_end_tiny(tmp_path, small_tiny):
     r = invoke(
         "bench",
         "--preset",

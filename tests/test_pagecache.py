@@ -26,6 +26,30 @@ def test_evict_empties_the_cache_and_the_next_read_comes_from_storage(tmp_path):
     assert pagecache.resident_bytes(f) == size
 
 
+def test_evict_fsyncs_only_a_file_whose_pages_stay_dirty(tmp_path, monkeypatch):
+    f = tmp_path / "blob"
+    f.write_bytes(os.urandom(1 << 20))
+    if pagecache.resident_bytes(f) is None:
+        pytest.skip("no mincore here")
+    synced = []
+    real, real_advise = os.fsync, os.posix_fadvise
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd)))
+    # just written: dirty pages DONTNEED cannot drop until written back
+    assert pagecache.evict(f)["resident_bytes"] == 0
+    dirty = len(synced)
+    f.read_bytes()  # cached again, clean
+    assert pagecache.resident_bytes(f) == 1 << 20
+    assert pagecache.evict(f)["resident_bytes"] == 0
+    assert len(synced) == dirty  # a clean file is dropped without an fsync
+    # a page that stays after DONTNEED (dirty, or under writeback) is written back first
+    monkeypatch.setattr(
+        os, "posix_fadvise", lambda *a: None if len(synced) == dirty else real_advise(*a)
+    )
+    f.read_bytes()
+    assert pagecache.evict(f)["resident_bytes"] == 0
+    assert len(synced) == dirty + 1
+
+
 def test_evict_partition_covers_the_wal_and_tolerates_its_absence(tmp_path):
     db = tmp_path / "p.duckdb"
     db.write_bytes(b"x" * 8192)
@@ -127,3 +151,19 @@ def test_evicting_a_file_duckdb_holds_open_keeps_duckdbs_lock(tmp_path):
     finally:
         child.kill()
         child.wait()
+
+
+def test_proc_files_are_read_from_a_kept_descriptor_that_follows_the_process():
+    # kept open between calls (read_bytes still counts each read: the test above); a forked
+    # child reads its own /proc/self, not the parent's inherited descriptor
+    assert pagecache.proc_field("status", b"Pid:") == os.getpid()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its own pid, or 0
+        ok = pagecache.proc_field("status", b"Pid:") == os.getpid()
+        os.write(w, b"1" if ok else b"0")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(r, 1) == b"1"
+    assert pagecache.proc_field("status", b"NoSuchField:") is None
+    assert pagecache.proc_field("no-such-file", b"x:") is None

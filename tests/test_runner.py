@@ -277,6 +277,15 @@ def test_each_block_starts_fresh_worker_processes(tables, tmp_path):
     assert fresh[1][2] is None and fresh[2][2] > 0  # restarted before block 2 only
     point = next(p for p in compute_points(result) if p.P == 2)
     assert point.blocks == 2 and point.ratio.lo is not None
+    # where the run's time went (issue 45): each part measured, none counted twice
+    spent = result.time_spent
+    reps = [r for m in (*result.measurements, *result.baseline) for r in m.repetitions]
+    assert spent.timed_s >= sum(r.wall_s for r in reps) and spent.fresh_workers_s >= fresh[2][2]
+    assert min(spent.warmups_s, spent.eviction_s, spent.empty_statements_s) > 0
+    assert min(spent.checks_s, spent.probes_s, spent.start_s, spent.opens_s) > 0
+    assert spent.undo_s == spent.resets_s == 0  # the average: no update, no result table
+    parts = spent.total_s - spent.other_s
+    assert spent.other_s >= 0 and parts <= spent.total_s
 
 
 def test_a_worker_killed_mid_run_leaves_an_incomplete_file_that_resume_completes(tables, tmp_path):
@@ -324,6 +333,7 @@ def test_a_worker_killed_mid_run_leaves_an_incomplete_file_that_resume_completes
     assert runfile.load(out) == result
     assert all(len(m.repetitions) == 2 for m in (*result.measurements, *result.baseline))
     assert any("resumed" in n for n in result.notes)
+    assert result.time_spent is None  # its time was spent by two processes: not recorded
     rules = {r.name: r for r in audit(result)}
     assert rules["repetitions interleaved"].ok, rules["repetitions interleaved"]
     assert rules["answers verified"].ok and rules["cache state proven"].ok

@@ -2,11 +2,11 @@
 timed statements: one request and one answer per statement (~0.1 ms) instead of a pinned
 Dask task (~15-25 ms at P = 2 on two cores, most of a short query; docs/performance.md).
 
-Dask still starts the workers, places the partitions, opens and closes them, recovers
-interrupted updates and watches for dead workers; a channel carries calls of worker.py's
-task functions (worker.DIRECT: the timed statements and the untimed work around them in a
-step), run in the worker against the same sessions, serialised with its Dask tasks by a
-lock there.
+Dask still starts the workers, places the partitions, recovers interrupted updates and
+watches for dead workers; a channel carries calls of worker.py's task functions
+(worker.DIRECT: the timed statements, the untimed work around them in a step, opening and
+closing a table), run in the worker against the same sessions, serialised with its Dask
+tasks by a lock there.
 
 The socket is plain TCP (multiprocessing.connection framing, pickled messages) with the
 HMAC handshake of an authkey the coordinator made and sent through Dask: authenticated,

@@ -32,22 +32,12 @@ def _result_ddl(name: str) -> str:
 
 def reset_peak_rss() -> None:
     """Make the next peak-RSS reading cover only what follows (Linux; no-op elsewhere)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        pass
+    pagecache.proc_write("clear_refs", b"5")
 
 
 def peak_rss_bytes() -> int | None:
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+    kib = pagecache.proc_field("status", b"VmHWM:")
+    return None if kib is None else kib * 1024
 
 
 def _scan_stats(profile: dict) -> tuple[int, int, list[list[str]]]:

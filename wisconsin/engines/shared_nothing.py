@@ -5,10 +5,11 @@ and combines small answers; inserted rows stay in the worker's local result part
 Locally it starts a cluster of P workers named part0..part{P-1}; with --cluster it uses a
 running scheduler whose workers own the partitions named in the table's manifest.
 
-Timed statements, and the untimed work around them in a step (reset, evict, verify), travel
-over a direct socket per partition (wisconsin.engines.channel, ~1-2 ms a round trip at P = 2 on the
-shared two-core machine) unless the transport is "dask" or the cluster is TLS: then as
-pinned Dask tasks (~15-25 ms), like starting, opening, closing and recovery always.
+Timed statements, the untimed work around them in a step (reset, evict, verify) and opening
+and closing a table travel over a direct socket per partition (wisconsin.engines.channel,
+~1-2 ms a round trip at P = 2 on the shared two-core machine; kept open from one table to
+the next on the same workers) unless the transport is "dask" or the cluster is TLS: then
+as pinned Dask tasks (~15-25 ms), like starting and recovery always.
 """
 
 from __future__ import annotations
@@ -99,6 +100,9 @@ class SharedNothingEngine:
         self._authkey = secrets.token_bytes(32) if self.transport == "direct" else None
         self._links: dict[int, channel.Link] = {}
         self._channel_at: dict[int, tuple[str, int]] = {}  # partition -> its worker's listener
+        # Per worker process (its address), asked once: its channel's listener, its host.
+        self._listeners: dict[str, tuple[str, int]] = {}
+        self._hosts: dict[str, str] = {}
 
     @staticmethod
     def _choose_transport(config: EngineConfig) -> str:
@@ -116,6 +120,7 @@ class SharedNothingEngine:
 
     def start(self, partitions: int, placement: Mapping[int, str] | None = None) -> float:
         t0 = time.perf_counter()
+        self._disconnect()  # the plugin registered below serves new listeners
         self.placement = dict(placement or {p: worker_name(p) for p in range(partitions)})
         if self.config.cluster:
             self.logs.start()
@@ -235,11 +240,15 @@ class SharedNothingEngine:
         # The processes this table's sessions live in: a restart after this point loses them.
         self._known = self._note_restarts()
         self._check_remote(manifest, table_dir)
-        self._size_memory()
-        self._map(worker.task_open, lambda p: (self.paths[p],))
         self._connect()
-        commit.recover_table(table_dir, self._transport(), manifest)
-        self._map(worker.task_prune_markers, lambda p: (self.paths[p],))
+        # Nothing decided and unfinished: the markers can go as the sessions open (one call).
+        settled = commit.DecisionLog(table_dir).is_empty()
+        share = self._memory_shares()
+        limits = self._call(worker.task_open, lambda p: (self.paths[p], share.get(p), settled))
+        self.memory_limits = {p: limits.get(p) or self.config.memory_limit for p in self.paths}
+        if not settled:
+            commit.recover_table(table_dir, self._transport(), manifest)
+            self._call(worker.task_prune_markers, lambda p: (self.paths[p],))
         return time.perf_counter() - t0
 
     def _note_restarts(self) -> dict[str, str]:
@@ -256,20 +265,20 @@ class SharedNothingEngine:
         self._attached.update({n: a for n, a in now.items() if n in ours})
         return now
 
-    def _size_memory(self) -> None:
+    def _memory_shares(self) -> dict[int, tuple[float, int]]:
         """EngineConfig.memory_fraction: each host's share of RAM split evenly among this
-        table's partitions on it (idle workers of a larger cluster get none)."""
+        table's partitions on it (idle workers of a larger cluster get none), as
+        {partition: (fraction, instances on its host)}; {} without a fraction."""
         frac = self.config.memory_fraction
-        self.memory_limits = {p: self.config.memory_limit for p in self.paths}
         if frac is None:
-            return
+            return {}
         addr = {p: self._known[self.placement[p]] for p in self.paths}
-        names = self.client.run(socket.gethostname, workers=sorted(set(addr.values())))
-        host = {p: names[a] for p, a in addr.items()}
+        unknown = sorted(set(addr.values()) - set(self._hosts))
+        if unknown:  # a worker process's host does not change: asked once
+            self._hosts.update(self.client.run(socket.gethostname, workers=unknown))
+        host = {p: self._hosts[a] for p, a in addr.items()}
         count = Counter(host.values())
-        self.memory_limits = self._map(
-            worker.task_memory_share, lambda p: (self.paths[p], frac, count[host[p]])
-        )
+        return {p: (frac, count[host[p]]) for p in self.paths}
 
     def _check_remote(self, manifest: Manifest, table_dir: str) -> None:
         """The check before timing (store_check.check_partition) of partitions on cluster
@@ -301,9 +310,9 @@ class SharedNothingEngine:
             )
 
     def close_table(self) -> None:
-        self._disconnect()
+        # The channels stay open for the next table on the same workers.
         if self.client is not None and self.paths:
-            self._map(worker.task_close, lambda p: (self.paths[p],))
+            self._call(worker.task_close, lambda p: (self.paths[p],))
         self.paths = {}
         self._known = None
 
@@ -347,18 +356,23 @@ class SharedNothingEngine:
     # ------------------------------------------------------------------ direct channel
 
     def _connect(self) -> None:
-        """One channel per open partition, to the listener of the worker that owns it."""
-        self._disconnect()
+        """A channel per open partition, to the listener of the worker that owns it; one
+        still open to the same listener (the same worker process) is kept."""
         if self.transport != "direct":
             return
         owners = {p: self._known[self.placement[p]] for p in self.paths}
-        try:
-            where = self.client.run(
-                worker.channel_address, name=self.plugin_name, workers=sorted(set(owners.values()))
-            )
-        except OSError as exc:  # a worker died since the table was opened
-            self._raise_failed({p: WorkerLost(f"cannot reach it ({exc})") for p in owners})
-        self._channel_at = {p: tuple(where[a]) for p, a in owners.items() if where.get(a)}
+        unknown = sorted(set(owners.values()) - set(self._listeners))
+        if unknown:  # a plugin's listener stays where it is for its worker's life
+            try:
+                where = self.client.run(
+                    worker.channel_address, name=self.plugin_name, workers=unknown
+                )
+            except OSError as exc:  # a worker died since the table was opened
+                self._raise_failed({p: WorkerLost(f"cannot reach it ({exc})") for p in owners})
+            self._listeners.update({a: tuple(w) for a, w in where.items() if w})
+        self._channel_at = {
+            p: self._listeners[a] for p, a in owners.items() if a in self._listeners
+        }
         missing = sorted(set(self.paths) - set(self._channel_at))
         if missing:
             raise commit.PartitionFailure(
@@ -368,6 +382,11 @@ class SharedNothingEngine:
             )
         failed: dict[int, BaseException] = {}
         for p in sorted(self.paths):
+            link = self._links.get(p)
+            if link is not None and not link.broken and link.address == self._channel_at[p]:
+                continue
+            if link is not None:
+                link.close()
             try:
                 self._links[p] = self._link(p)
             except (OSError, EOFError) as exc:  # its worker died (reset, refused, closed)
@@ -378,9 +397,12 @@ class SharedNothingEngine:
         return channel.Link(self._channel_at[p], self._authkey, min(self.config.timeout_s, 30))
 
     def _disconnect(self) -> None:
+        """Close every channel and forget what the workers were (their processes end)."""
         for link in self._links.values():
             link.close()
         self._links = {}
+        self._listeners = {}
+        self._hosts = {}
 
     def _lost(self, parts: list[int]) -> dict[int, BaseException]:
         """Partitions whose owner left the scheduler or was restarted since the table was

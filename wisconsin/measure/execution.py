@@ -4,10 +4,11 @@ of a round, and the rounds until the stopping rule says enough (wisconsin.analys
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from wisconsin import WisconsinError, interrupts, store
@@ -31,6 +32,21 @@ COLD_SCAN_MIN = 0.90  # a cold full-row scan reads at least this share of its da
 
 class ColdNotProven(WisconsinError):
     """A repetition run as cold that read (almost) nothing from storage: not a number."""
+
+
+class Spent(dict):
+    """Seconds by what they went to (runfile.TimeSpent's fields, without their _s)."""
+
+    @contextlib.contextmanager
+    def on(self, what: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self[what] = self.get(what, 0.0) + time.perf_counter() - t0
+
+
+_NOT_COUNTED = Spent()  # what an execution outside a run's rounds spends: not kept
 
 
 # --------------------------------------------------------------------------- one execution
@@ -116,14 +132,25 @@ def check_cold(t: Target, q: TimedQuery, variant: str, rep: Repetition) -> None:
 
 
 def execute_once(
-    t: Target, query: str, opts: RunOptions, *, index: int, cold: bool, profile: bool
+    t: Target,
+    query: str,
+    opts: RunOptions,
+    *,
+    index: int,
+    cold: bool,
+    profile: bool,
+    spent: Spent = _NOT_COUNTED,
 ) -> Repetition:
-    """One execution from the same starting state: prepare (untimed), time, verify, undo."""
+    """One execution from the same starting state: prepare (untimed), time, verify, undo.
+    spent: where its seconds went, added to."""
     eng, m, q = t.engine, t.manifest, opts.catalog.get(query)
     if q.writes_result:
-        eng.reset_result(q.result_table)
-    evicted = eng.make_cold() if cold else None  # after the reset: it wrote to the file
-    overhead = harness_overhead(eng)
+        with spent.on("resets"):
+            eng.reset_result(q.result_table)
+    with spent.on("eviction"):
+        evicted = eng.make_cold() if cold else None  # after the reset: it wrote to the file
+    with spent.on("empty_statements"):
+        overhead = harness_overhead(eng)
     stmts = {
         p: replace(s, profile=profile) for p, s in eng.statements(q, m, opts.scan_variant).items()
     }
@@ -134,14 +161,20 @@ def execute_once(
         undo = eng.statements(q, m, opts.scan_variant, delta=-opts.catalog.update_delta)
         # One recoverable unit: a crash anywhere in it leaves the generated table.
         with commit.update_pair(eng.table_dir, tx_update, tx_undo, undo):
-            step = eng.update(tx_update, stmts)
-            rows, answer = q.check(q, eng, m, t.expect, step, opts.scan_variant)
-            q.check_state(eng, m, t.expect, applied=True)
-            eng.update(tx_undo, undo)
-        q.check_state(eng, m, t.expect, applied=False)
+            with spent.on("timed"):
+                step = eng.update(tx_update, stmts)
+            with spent.on("verify"):
+                rows, answer = q.check(q, eng, m, t.expect, step, opts.scan_variant)
+                q.check_state(eng, m, t.expect, applied=True)
+            with spent.on("undo"):
+                eng.update(tx_undo, undo)
+        with spent.on("undo"):
+            q.check_state(eng, m, t.expect, applied=False)
     else:
-        step = eng.execute(stmts)
-        rows, answer = q.check(q, eng, m, t.expect, step, opts.scan_variant)
+        with spent.on("timed"):
+            step = eng.execute(stmts)
+        with spent.on("verify"):
+            rows, answer = q.check(q, eng, m, t.expect, step, opts.scan_variant)
     samples = _samples(step, t, evicted)
     # The update's critical path in the database: its slowest partition (update, marker,
     # COMMIT) plus the coordinator's durable commit decision; only dispatch is harness.
@@ -184,22 +217,38 @@ def _shell(t: Target, query: str, opts: RunOptions, ram: int) -> dict:
     }
 
 
-def run_step(t: Target, query: str, opts: RunOptions, round_index: int, position: int):
+def run_step(
+    t: Target,
+    query: str,
+    opts: RunOptions,
+    round_index: int,
+    position: int,
+    spent: Spent = _NOT_COUNTED,
+):
     """[(repetition, is_warmup)] of one step of one round, on an open table. Round 0 is the
-    cold warm-up round; in warm mode the warm-ups run right before the timed execution."""
+    cold warm-up round; in warm mode the warm-ups run right before the timed execution.
+    spent: where the seconds went (a warm-up's all to "warmups")."""
     cold = opts.cache == CacheState.COLD
     if t.data_bytes is None:
-        t.data_bytes = t.engine.data_bytes()
+        with spent.on("opens"):
+            t.data_bytes = t.engine.data_bytes()
     out = []
     warmups = opts.warmup if round_index == 0 else (0 if cold else max(1, opts.warmup))
     for _ in range(warmups):
-        rep = execute_once(t, query, opts, index=0, cold=cold, profile=True)
+        with spent.on("warmups"):
+            rep = execute_once(t, query, opts, index=0, cold=cold, profile=True)
         out.append((replace(rep, round=round_index, position=position), True))
     if round_index > 0:
         # Profile scans (the proof they read everything); other timed executions run
         # unprofiled, their warm-up carries the profile.
         rep = execute_once(
-            t, query, opts, index=round_index, cold=cold, profile=opts.catalog.get(query).scan
+            t,
+            query,
+            opts,
+            index=round_index,
+            cold=cold,
+            profile=opts.catalog.get(query).scan,
+            spent=spent,
         )
         out.append((replace(rep, round=round_index, position=position), False))
     if cold:
@@ -218,6 +267,7 @@ class Loop:
     progress: Job | None  # fed each step as it starts, and the steps planned
     elapsed_before: float = 0.0
     new_block: Callable[[], float | None] | None = None  # fresh workers: their start seconds
+    spent: Spent = field(default_factory=Spent)  # where the rounds' seconds went
     done: int = 0
     _fresh_s: float | None = None  # recorded with the next round (the block's first)
     _started: float | None = None  # perf_counter when loop() began
@@ -301,12 +351,13 @@ class Loop:
                     self.progress.start(kind, label, done=self.done, total=total)
                 t = self.target(step)
                 if t is not current:  # a table's steps are one block of the round
-                    if current is not None:
-                        current.engine.close_table()
-                        current = None
-                    open_s = t.engine.open_table(t.manifest, t.table_dir)
+                    with self.spent.on("opens"):
+                        if current is not None:
+                            current.engine.close_table()
+                            current = None
+                        open_s = t.engine.open_table(t.manifest, t.table_dir)
                     current = t
-                reps = run_step(t, step.query, self.opts, index, pos)
+                reps = run_step(t, step.query, self.opts, index, pos, self.spent)
                 shell = _shell(t, step.query, self.opts, self.ram)
                 for rep, warm in reps:
                     if not warm or step.label not in st.warmups:
@@ -314,7 +365,8 @@ class Loop:
                 self.done += 1
         finally:
             if current is not None:
-                current.engine.close_table()
+                with self.spent.on("opens"):
+                    current.engine.close_table()
         return time.perf_counter() - t0
 
     def timed_rounds_done(self) -> int:
@@ -363,5 +415,6 @@ class Loop:
                         label = f"{o.mode} block {self.block_of(n + 1)}: fresh workers"
                         total = max(self.expected_total(), self.done)
                         self.progress.start("fresh workers", label, done=self.done, total=total)
-                    self._fresh_s = self.new_block()
+                    with self.spent.on("fresh_workers"):
+                        self._fresh_s = self.new_block()
             last = self._round_s = self.run_round(n + 1)

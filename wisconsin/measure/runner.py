@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,7 +35,7 @@ from wisconsin.analysis.schedule import Step
 from wisconsin.cluster import logs
 from wisconsin.measure import calibrate, environment, journal
 from wisconsin.measure.catalog import QueryCatalog
-from wisconsin.measure.execution import ColdNotProven, Loop, Progress, Target  # noqa: F401
+from wisconsin.measure.execution import ColdNotProven, Loop, Progress, Spent, Target  # noqa: F401
 from wisconsin.measure.options import (  # noqa: F401  (re-exported: the CLI and tests use them)
     CACHES,
     RunOptions,
@@ -118,6 +118,7 @@ def _skeleton(opts: RunOptions, tables: Tables) -> dict:
 def run(opts: RunOptions, progress: Progress | Job | None = None) -> tuple[Run, Path]:
     """Measure, verify, save; return the run and the run file's path. progress: a display
     (fed by a Job of this run), or the Job of a larger one (a bench)."""
+    t0 = time.perf_counter()
     job = job_of(progress)
     listing = store.tables_in(opts.data_dir)  # the data directory, listed once for the run
     if opts.partitions is None:
@@ -138,13 +139,17 @@ def run(opts: RunOptions, progress: Progress | Job | None = None) -> tuple[Run, 
     tables = Tables.read(opts, listing)
     with lock.hold_tables(_table_dirs(tables)):
         job.start("setup", f"{opts.mode}: checking the tables, starting the engine")
-        _check_tables(tables)
+        spent = Spent()
+        with spent.on("checks"):
+            _check_tables(tables)
         base = _skeleton(opts, tables)
         created = not out_path.parent.exists()
         out_path.parent.mkdir(parents=True, exist_ok=True)
         state = journal.RunState(base, journal.journal_path(out_path))
         try:
-            return _execute(state, opts, tables, out_path, job, elapsed_before=0.0)
+            return _execute(
+                state, opts, tables, out_path, job, elapsed_before=0.0, spent=(t0, spent)
+            )
         except BaseException:
             if created and not any(out_path.parent.iterdir()):  # a run that kept nothing
                 out_path.parent.rmdir()
@@ -251,19 +256,26 @@ def _steps(opts: RunOptions, tables: Tables, separate: bool) -> list[Step]:
 
 
 @lock.locked("opts")  # one run per data directory (run and resume both come here)
-def _execute(state, opts, tables, out_path, job: Job, elapsed_before) -> tuple[Run, Path]:
+def _execute(
+    state, opts, tables, out_path, job: Job, elapsed_before, spent=None
+) -> tuple[Run, Path]:
+    """The rounds and the run file. spent: (perf_counter at the run's start, Spent so far)
+    to record where the run's time went (None: not recorded, e.g. a resumed run)."""
     config = state.base["config"]
     config["single_thread"] = tables.single_thread(opts)
     separate = config["single_thread"] == "separate"
     notes = list(state.base.get("notes", []))
     rates, topology = {}, None
+    t0, parts = spent or (time.perf_counter(), Spent())
     with Session(opts, out_path.parent, separate) as session:
         config["transport_used"] = session.transport_used
         try:
             targets = _targets(tables, session)
             first = targets.get("F1") or next(iter(targets.values()))
-            rates = calibrate.machine_rates(first.manifest, first.table_dir)
-            session.start()
+            with parts.on("probes"):
+                rates = calibrate.machine_rates(first.manifest, first.table_dir)
+            with parts.on("start"):
+                session.start()
             local = opts.mode == "shared-nothing" and not opts.engine.cluster
             job.plan("fresh workers", 0, each_s=(session.start_s or 0.0) if local else 0.0)
             ram = state.base["environment"]["memory_bytes"]
@@ -271,7 +283,10 @@ def _execute(state, opts, tables, out_path, job: Job, elapsed_before) -> tuple[R
                 topology = session.topology()
                 ram = sum(h.memory_bytes for h in topology.hosts) or ram
             steps = _steps(opts, tables, separate)
-            loop = Loop(state, targets, steps, opts, ram, job, elapsed_before, session.new_block)
+            loop = Loop(
+                state, targets, steps, opts, ram, job, elapsed_before, session.new_block,
+                spent=parts,
+            )  # fmt: skip
             stop = loop.loop()
             topology = session.topology()
             notes += session.warnings(list(tables.manifests))
@@ -291,10 +306,20 @@ def _execute(state, opts, tables, out_path, job: Job, elapsed_before) -> tuple[R
         more = " --time-budget SECONDS"
         raise _incomplete(state, spent, out_path, notes, topology, why=stop, more=more)
     result = _complete(state, loop.timed_rounds_done(), stop, notes, topology, rates, job)
+    if spent is not None:
+        result = replace(result, time_spent=time_spent(parts, time.perf_counter() - t0))
     path = journal.save_run(result, out_path)
     state.close(remove=True)
     session.discard_logs()
     return result, path
+
+
+def time_spent(parts: Spent, total_s: float) -> runfile.TimeSpent:
+    """The run's TimeSpent from what its parts took (a part never entered took 0 s)."""
+    names = [f.name for f in fields(runfile.TimeSpent) if f.name != "total_s"]
+    return runfile.TimeSpent(
+        total_s=total_s, **{n: parts.get(n.removesuffix("_s"), 0.0) for n in names}
+    )
 
 
 def _complete(state, rounds: int, stop, notes, topology, rates, job: Job) -> Run:

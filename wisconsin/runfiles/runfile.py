@@ -198,6 +198,32 @@ class Round:
 
 
 @dataclass(frozen=True)
+class TimeSpent:
+    """Where a run's wall time went, in seconds, as the runner measured it (issue 45): the
+    parts that are not the timed statements are the harness's own cost."""
+
+    total_s: NonNegative  # from the run's start (tables listed) to its file being saved
+    checks_s: NonNegative  # the check of every partition before timing
+    probes_s: NonNegative  # the storage and memory read rates (Calibration)
+    start_s: NonNegative  # the engines' first start (the first block's workers)
+    fresh_workers_s: NonNegative  # restarting the local workers before each later block
+    warmups_s: NonNegative  # warm-up executions, whole (the cold warm-up round's included)
+    opens_s: NonNegative  # opening and closing each table in each round
+    resets_s: NonNegative  # emptying the result tables before a select or join
+    eviction_s: NonNegative  # making each partition cold before a timed execution
+    empty_statements_s: NonNegative  # the harness overhead measured before each one
+    timed_s: NonNegative  # the timed statements, dispatch to answer (wall_s)
+    verify_s: NonNegative  # checking each answer (and the update's applied state)
+    undo_s: NonNegative  # undoing the update, and checking the table is as generated
+
+    @property
+    def other_s(self) -> float:
+        """What no part names: journaling, the stopping rule, the rounds' bookkeeping."""
+        named = sum(getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "total_s")
+        return max(0.0, self.total_s - named)
+
+
+@dataclass(frozen=True)
 class RunConfig:
     mode: str  # "shared-nothing" | "shared-memory"
     cluster: str | None  # scheduler address, None for a local run
@@ -332,6 +358,8 @@ class Run:
     notes_say_facts: bool = False
     # --- schema 4
     estimate: Estimate | None = None  # the time-left estimate at half the job; None: not recorded
+    # where the run's time went (None: not recorded, e.g. a resumed or incomplete run)
+    time_spent: TimeSpent | None = None
 
     @property
     def stop_reason(self) -> str:

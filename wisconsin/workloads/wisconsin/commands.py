@@ -40,7 +40,7 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
     pipeline.check_outputs(opts.out, opts.mode)
     opts = _rounds(opts)
     preset, parts = _sizes(opts, started, console.say)
-    specs = pipeline.preset_specs(preset, opts.seed, ("F", "G"), parts)
+    specs = pipeline.preset_specs(preset, opts.seed, ("F", "G"), parts, baseline=True)
     on_cluster = bool(opts.cluster_address)
     console.say(_announcement(pipeline.disk_plan(specs, opts.data_dir, on_cluster), opts))
     address = opts.cluster_address
@@ -75,14 +75,22 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
 def _rounds(opts: BenchOptions) -> BenchOptions:
     """opts with the rounds and the time budget the bench runs: calibrated, within the time
     budget (default DEFAULT_TIME_BUDGET_S) it plans SIZING_ROUNDS rounds of one block each
-    (15 would shrink its tables under the harness bound); options given win."""
+    (15 would shrink its tables under the harness bound); a preset with rounds of its own
+    (tiny) runs those, in its blocks, unless --repeat, --min-reps, --max-reps or --blocks is
+    given; options given win."""
     min_reps, blocks, time_budget = opts.min_reps, opts.blocks, opts.time_budget
+    max_reps, given_max = opts.max_reps, bool(opts.given_options("max_reps"))
+    preset = get_preset(opts.preset) if opts.preset is not None else None
+    rounds = ("repeat", "min_reps", "max_reps", "blocks")
+    if preset is not None and preset.rounds and not opts.given_options(*rounds):
+        min_reps = max_reps = preset.rounds  # the preset's own: sized with its tables
+        blocks, given_max = preset.blocks or preset.rounds, True
     if opts.preset is None and opts.repeat is None:
         if not opts.given_options("min_reps"):
             min_reps = pipeline.SIZING_ROUNDS
         if not opts.given_options("blocks"):
             blocks = min(blocks, min_reps)
-    max_reps = checked_max_reps(min_reps, opts.max_reps, bool(opts.given_options("max_reps")))
+    max_reps = checked_max_reps(min_reps, max_reps, given_max)
     if time_budget is None and opts.preset is None:
         time_budget = DEFAULT_TIME_BUDGET_S
     if opts.cluster_address is None and opts.worker_data is not None:
@@ -156,6 +164,7 @@ def _summary(result: pipeline.BenchResult, opts: BenchOptions, started: float) -
         f"html:     {result.html_path}",
         f"figures:  {len(result.figures)} files in {result.run_path.parent}, e.g. {overview}",
         f"estimate: {estimate_text(result.run.estimate)}",
+        *filter(None, [pipeline.time_line(result)]),
         f"bench took {time.monotonic() - started:.0f} s; check it with "
         f"`wisconsin audit {result.run_path}`",
     ]

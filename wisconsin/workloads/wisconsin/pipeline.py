@@ -285,6 +285,36 @@ class BenchResult:
     tables_reused: tuple[str, ...]
     generate_s: float
     html_path: Path | None = None
+    report_s: float = 0.0  # the text and HTML reports and the figures, after the run
+
+
+# TimeSpent's parts as a bench's last lines name them, in the order they happen
+SPENT_WORDS = (
+    ("checks_s", "checks"),
+    ("probes_s", "probes"),
+    ("start_s", "first workers"),
+    ("warmups_s", "warm-ups"),
+    ("timed_s", "timed"),
+    ("fresh_workers_s", "worker restarts"),
+    ("eviction_s", "eviction"),
+    ("empty_statements_s", "empty statements"),
+    ("resets_s", "resets"),
+    ("verify_s", "verification"),
+    ("undo_s", "undo"),
+    ("opens_s", "opening tables"),
+)
+
+
+def time_line(result: BenchResult) -> str:
+    """Where the bench's time went: building, the run's parts (its file's TimeSpent) and the
+    report; "" when the run did not record them."""
+    spent = result.run.time_spent
+    if spent is None:
+        return ""
+    parts = [("building tables", result.generate_s)]
+    parts += [(word, getattr(spent, name)) for name, word in SPENT_WORDS]
+    parts += [("other", spent.other_s), ("report and figures", result.report_s)]
+    return "time: " + ", ".join(f"{word} {s:.1f} s" for word, s in parts)
 
 
 @dataclass(frozen=True)
@@ -350,13 +380,25 @@ def earlier_sizes(plan: Plan, seed: int, data_dir: str) -> Plan | None:
     return replace(plan, f_rows=f_rows, g_rows=g_rows)
 
 
-def preset_specs(preset: str | Preset, seed: int, kinds, partitions) -> list[TableSpec]:
-    """The tables of a preset over partitions (its G tables over its g_partitions, if set)."""
+def preset_specs(
+    preset: str | Preset, seed: int, kinds, partitions, baseline: bool = False
+) -> list[TableSpec]:
+    """The tables of a preset over partitions (its G tables over its g_partitions, if set);
+    with baseline, F1 too when they do not include it: the single-thread baseline's table,
+    without which a run has no baseline and no bound (its audit cannot pass)."""
     p = preset if isinstance(preset, Preset) else get_preset(preset)
-    return [
+    specs = [
         TableSpec(k, p.rows_for(k), n, seed)
         for k, n in runfile.table_list(kinds, partitions, p.g_partitions)
     ]
+    return with_baseline(specs, p, seed) if baseline else specs
+
+
+def with_baseline(specs: list[TableSpec], p: Preset, seed: int) -> list[TableSpec]:
+    """specs and, when they do not hold it, F1 at the preset's F size: the single-thread
+    baseline's table (the runner times it only where F1 is generated) and so the bound."""
+    has_f1 = any((s.kind, s.partitions) == ("F", 1) for s in specs)
+    return specs if has_f1 else [*specs, TableSpec("F", p.f_rows, 1, seed)]
 
 
 def report_paths(run_path: Path) -> tuple[Path, Path]:
@@ -393,6 +435,8 @@ def bench(
     """
     p = preset if isinstance(preset, Preset) else get_preset(preset)
     specs = [TableSpec(k, p.rows_for(k), n, seed) for k, n in options.tables()]
+    if options.baseline:
+        specs = with_baseline(specs, p, seed)
     check_outputs(options.out, options.mode)
     job = planned_job(progress, [s for s in specs if not _built(data_dir, s)], options)
     eng = options.engine
@@ -418,13 +462,12 @@ def bench(
         left = deadline - time.monotonic() - 20.0  # report and figures
         options = replace(options, time_budget_s=max(1.0, left))
     result, path = run(options, progress=job)
+    t0 = time.perf_counter()
     text = report.render_report([result], "text")
     report_path, html_path = report_paths(path)
     # Never a half-written page under its final name, never one a user had replaced.
     outputs.write_all([report_path], lambda _i, tmp: tmp.write_text(text))
-    figures = plots.plot_run(result, path.parent, stem=path.stem)
-    html = report.render_report([result], "html")
-    outputs.write_all([html_path], lambda _i, tmp: tmp.write_text(html))
+    figures = _figures_and_page(result, path, html_path)
     return BenchResult(
         run=result,
         run_path=path,
@@ -434,4 +477,28 @@ def bench(
         tables_reused=built.reused_tables,
         generate_s=built.seconds,
         html_path=html_path,
+        report_s=time.perf_counter() - t0,
     )
+
+
+def _figures_and_page(result: Run, path: Path, html_path: Path) -> list[Path]:
+    """Write the run's figure files and, at the same time in a second process, its HTML
+    page (which draws every figure again, as inline SVG): each took ~4 s on the quiet
+    2-core VM for the tiny bench, half of its time after the run. The page is written
+    whole or not at all, by the child as it would be here."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    # spawn: this process holds threads (Dask's, DuckDB's) that a fork would copy mid-work
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        page = pool.submit(write_page, str(path), str(html_path))
+        figures = plots.plot_run(result, path.parent, stem=path.stem)
+        page.result()
+    outputs.note_published(html_path)
+    return figures
+
+
+def write_page(run_path: str, html_path: str) -> None:
+    """The self-contained HTML page of the run file at run_path, written to html_path."""
+    html = report.render_report([runfile.load(run_path)], "html")
+    outputs.write_all([Path(html_path)], lambda _i, tmp: tmp.write_text(html))
