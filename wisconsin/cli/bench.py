@@ -93,7 +93,8 @@ def _bytes(ctx, param, value: str | None) -> int | None:
     type=click.Choice(WORKLOAD_NAMES),
     default=WORKLOAD_NAMES[0],
     show_default=True,
-    help="wisconsin: the batch queries; debitcredit: OLTP scaleup (docs/debitcredit.md).",
+    help="wisconsin: the batch queries; debitcredit, tpcc: OLTP scaleup (docs/debitcredit.md, "
+    "docs/tpcc.md).",
 )
 @click.option(
     "--branches",
@@ -146,6 +147,9 @@ def bench(ctx, **_options) -> None:
     With --workload debitcredit: OLTP scaleup at P = 1, 2, 4, ... up to the usable cores (or
     --partitions); per P one closed window and the stepped open curve of --step-seconds each
     (a closed window judged unsteady is measured again, once).
+
+    With --workload tpcc: TPC-C on warehouses split over partitions, in spec mode (terminals
+    with keying and think times, deferred Delivery); tpmC and efficiency (docs/tpcc.md).
     """
     workload = workloads.get(ctx.params["workload"])
     opts = parsed(ctx, BenchOptions, workload.BENCH_TAKES)
