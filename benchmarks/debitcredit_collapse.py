@@ -27,9 +27,10 @@ from pathlib import Path
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]  # no shadowing
 
+from wisconsin.oltp.series import per_second  # noqa: E402
 from wisconsin.workloads.debitcredit import schema  # noqa: E402
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers  # noqa: E402
-from wisconsin.workloads.debitcredit.driver import Load, per_second  # noqa: E402
+from wisconsin.workloads.debitcredit.driver import Load  # noqa: E402
 
 MB = 2**20
 

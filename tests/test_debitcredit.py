@@ -5,7 +5,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from wisconsin.workloads.debitcredit import audit, histogram, metrics, schema, transaction
+from wisconsin.oltp import histogram
+from wisconsin.workloads.debitcredit import audit, metrics, schema, transaction
 from wisconsin.workloads.debitcredit.check import independent_check
 from wisconsin.workloads.debitcredit.runfile import Step
 

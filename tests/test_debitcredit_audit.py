@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wisconsin.workloads.debitcredit import audit, compare, histogram, metrics, pipeline, schema
+from wisconsin.oltp import histogram
+from wisconsin.workloads.debitcredit import audit, compare, metrics, pipeline, schema
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
 from wisconsin.workloads.debitcredit.driver import Load
 from wisconsin.workloads.debitcredit.runfile import (

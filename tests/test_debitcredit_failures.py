@@ -17,7 +17,8 @@ from click.testing import CliRunner
 from harness import tmpfs
 from wisconsin.atomic import WriteError
 from wisconsin.cli import cli, exits
-from wisconsin.workloads.debitcredit import audit, driver, failures, schema, server
+from wisconsin.oltp import acklog, failures, terminals
+from wisconsin.workloads.debitcredit import audit, driver, schema, server
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
 
 TINY = schema.Sizing(branches_per_partition=2, tellers_per_branch=3, accounts_per_branch=50)
@@ -139,7 +140,7 @@ def test_enospc_in_the_ack_log_stops_the_partition_and_leaves_whole_records(
         return real_write(fd, data)
 
     monkeypatch.setattr(os, "write", write)
-    tally = driver.Tally()
+    tally = terminals.Tally()
     try:
         assert term.one(tally)  # B C: acknowledged
         assert not term.one(tally)
@@ -167,7 +168,7 @@ def test_a_cut_last_line_is_no_record_and_damage_is_named(tmp_path):
     log.write_text("B 1 7 0 5 -1\nC 1\nB 2 7 0 5 -1\nC 2")  # "C 2" unfinished: not acknowledged
     assert driver.read_records(log) == [("B", 1), ("C", 1), ("B", 2)]
     log.write_text("B 1 7 0 5 -1\nC 1B 2 7 0 5 -1\nC 2\n")  # a cut record inside: damage
-    with pytest.raises(driver.LogDamaged, match=r"line 2 is not a log record: 'C 1B 2 7"):
+    with pytest.raises(acklog.LogDamaged, match=r"line 2 is not a log record: 'C 1B 2 7"):
         driver.read_records(log)
 
 

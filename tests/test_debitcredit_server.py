@@ -11,6 +11,8 @@ from multiprocessing.connection import Client
 
 import pytest
 
+from wisconsin.oltp import acklog, terminals
+from wisconsin.oltp.series import per_second
 from wisconsin.workloads.debitcredit import driver, schema, server, transaction
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
 
@@ -67,7 +69,7 @@ def test_a_step_records_engine_memory_each_second(tmp_path):
     engine = tally["engine"]
     assert len(engine) == 3  # at 0, 1 and 2 s; the step ended at 2.2 s
     assert all(mem > 0 and txn < MB and temp == 0 for mem, txn, temp in engine)
-    tps, p95 = driver.per_second(tally["done"], 2.2)
+    tps, p95 = per_second(tally["done"], 2.2)
     assert len(tps) == 3 and sum(n * w for n, w in zip(tps, (1, 1, 0.2), strict=True)) == (
         pytest.approx(tally["in_window"])
     )
@@ -76,10 +78,10 @@ def test_a_step_records_engine_memory_each_second(tmp_path):
 
 def test_per_second_counts_answers_and_scales_a_partial_second():
     done = [(0.1, 0.01), (0.5, 0.03), (0.9, 0.02), (1.2, 0.5), (2.1, 0.2), (2.6, 9.0)]
-    tps, p95 = driver.per_second(done, 2.5)  # the last, at 2.6 s, came after the window
+    tps, p95 = per_second(done, 2.5)  # the last, at 2.6 s, came after the window
     assert tps == [3.0, 1.0, 2.0]  # one answer in the half second 2-2.5: 2 per second
     assert p95 == [0.03, 0.5, 0.2]
-    assert driver.per_second([], 2.0) == ([0.0, 0.0], [0.0, 0.0])
+    assert per_second([], 2.0) == ([0.0, 0.0], [0.0, 0.0])
 
 
 def test_acknowledged_commit_is_fsynced_before_it_counts(tmp_path, monkeypatch):
@@ -94,7 +96,7 @@ def test_acknowledged_commit_is_fsynced_before_it_counts(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "fdatasync", fdatasync)
     node = _node(tmp_path)
     term = driver.Terminal(node, random.Random(1))
-    tally = driver.Tally()
+    tally = terminals.Tally()
     try:
         assert term.one(tally)
         lines = _content(tmp_path).splitlines()
@@ -116,7 +118,7 @@ def _content(tmp_path) -> str:
 def test_one_sync_covers_every_line_written_before_it(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(os, "fdatasync", lambda fd: calls.append(fd))
-    log = driver.AckLog(tmp_path / "x.log")
+    log = acklog.AckLog(tmp_path / "x.log")
     try:
         log("B 1\n"), log("B 2\n")
         log.acknowledge("C 1\n")

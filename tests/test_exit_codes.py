@@ -82,9 +82,9 @@ def test_the_table_in_docs_is_the_one_the_cli_uses():
 
 def test_library_errors_carry_their_kind():
     from wisconsin import VerificationError, WisconsinError
+    from wisconsin.oltp.acklog import LogDamaged
+    from wisconsin.oltp.failures import PartitionLost, RunFailed
     from wisconsin.store import StoreError, TableDamaged
-    from wisconsin.workloads.debitcredit.driver import LogDamaged
-    from wisconsin.workloads.debitcredit.failures import PartitionLost, RunFailed
 
     assert exits.code_of(WisconsinError("x")) == exits.code_of(StoreError("x")) == 2
     assert exits.code_of(TableDamaged("x")) == exits.code_of(LogDamaged("x")) == 3
@@ -237,7 +237,7 @@ def test_bench_is_1_when_its_audit_fails(fx, tmp_path, monkeypatch, workload):
 
 
 def test_a_debitcredit_bench_whose_partition_died_is_1(fx, monkeypatch):
-    from wisconsin.workloads.debitcredit.failures import PartitionLost
+    from wisconsin.oltp.failures import PartitionLost
 
     def died(opts, console):
         raise PartitionLost("partition 1 (pid 4242) was killed by signal 9 (SIGKILL)")

@@ -23,16 +23,9 @@ from dataclasses import dataclass
 from functools import partial
 
 from wisconsin.oltp import acklog, terminals, twophase
-from wisconsin.oltp.acklog import AckLog, LogDamaged, LogFailed
-from wisconsin.oltp.series import per_second
-from wisconsin.oltp.terminals import MAX_RETRIES, Tally
-from wisconsin.oltp.twophase import PartitionDown
+from wisconsin.oltp.terminals import Tally
 from wisconsin.workloads.debitcredit import transaction
 from wisconsin.workloads.debitcredit.schema import NO_REMOTE
-
-__all__ = [
-    "MAX_RETRIES", "AckLog", "LogDamaged", "LogFailed", "PartitionDown", "Tally", "per_second",
-]  # fmt: skip
 
 REMOTE_SHARE = 0.15  # of transactions whose account is at another branch
 DELTA = 999_999

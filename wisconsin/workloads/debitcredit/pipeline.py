@@ -20,12 +20,14 @@ import psutil
 from wisconsin import WisconsinError, atomic
 from wisconsin.measure import environment
 from wisconsin.measure.progress import Job
+from wisconsin.oltp import histogram
+from wisconsin.oltp.failures import RunFailed, naming_storage
+from wisconsin.oltp.series import per_second
 from wisconsin.store import check_writable, lock, utc_now
-from wisconsin.workloads.debitcredit import audit, histogram, metrics, schema
+from wisconsin.workloads.debitcredit import audit, metrics, schema
 from wisconsin.workloads.debitcredit.check import independent_check
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
-from wisconsin.workloads.debitcredit.driver import Load, per_second
-from wisconsin.workloads.debitcredit.failures import RunFailed, naming_storage
+from wisconsin.workloads.debitcredit.driver import Load
 from wisconsin.workloads.debitcredit.runfile import (
     DURABILITY,
     SCHEMA_VERSION,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from wisconsin.oltp import histogram, twophase
+from wisconsin.oltp import histogram, terminals, twophase
 from wisconsin.oltp import node as core
 from wisconsin.oltp.node import ENGINE_MEMORY, PEER_BACKLOG, TXID_PART_SHIFT, peer_listener
 from wisconsin.oltp.node import pin_every_thread as _pin_every_thread
@@ -66,7 +66,7 @@ def _step(node: Node, load: driver.Load) -> dict:
     return tally_dict(driver.run(node, load))
 
 
-def tally_dict(tally: driver.Tally) -> dict:
+def tally_dict(tally: terminals.Tally) -> dict:
     return {
         "done": tally.done,
         "hist": histogram.encode(tally.hist),
