@@ -118,6 +118,8 @@ def render(run: TpccRun, fmt: str = "text") -> str:
     )
     out.append(h("Consistency after the run"))
     out += list(r.consistency) + list(r.independent)
+    if r.receipts is not None:
+        out.append(r.receipts.line())
     out.append(h("Notes"))
     out += list(run.notes)
     return "\n".join(out) + "\n"
