@@ -112,11 +112,18 @@ def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
 
 
 def plot_files(paths: Sequence[str | os.PathLike], out_dir=None, force: bool = False) -> list[Path]:
-    raise WisconsinError("TPC-C runs have no figures yet: `wisconsin report` shows them")
+    """`wisconsin plot`: the New-Order series and the response-time distributions."""
+    from wisconsin.workloads.tpcc.plot import plot_files
+
+    return plot_files(paths, out_dir, force=force)
 
 
 def compare_files(a: Sequence, b: Sequence, force: bool = False, fmt: str = "text") -> str:
-    raise WisconsinError("TPC-C runs have no compare yet: `wisconsin report` each run")
+    """`wisconsin compare`: what else differs named first, one verdict, the figures side by
+    side (force: nothing is refused; unlike runs are compared and said to be)."""
+    from wisconsin.workloads.tpcc.compare import compare_files
+
+    return compare_files(a, b, fmt)
 
 
 def audit_file(path: str | os.PathLike) -> list:
