@@ -52,6 +52,7 @@ class Load:
     checkpoint_at_s: float | None = None  # a CHECKPOINT this far into the window
     drain_s: float = 80.0  # queued deliveries may still complete this long after the window
     deferred_delivery: bool = True
+    local_only: bool = False  # remote warehouses drawn within the partition (benchmarks)
 
 
 @dataclass
@@ -133,7 +134,8 @@ class Step:
         for i, (w, d) in enumerate(homes):
             gen = rules.stream(load.seed, 0x7E, node.part, i)
             out.append(
-                Terminal(w, d, ins.Inputs(node.placement, c, gen, node.scale), ins.deck(gen),
+                Terminal(w, d, ins.Inputs(node.placement, c, gen, node.scale, load.local_only),
+                         ins.deck(gen),
                          random.Random(f"{load.seed}-{node.part}-{i}-think"))
             )  # fmt: skip
         return out
