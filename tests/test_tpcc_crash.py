@@ -89,3 +89,29 @@ def test_micros_is_the_timestamp_duckdb_compares():
     t = dt.datetime(2026, 11, 27, 18, 30, 1, 123456)
     ((us,),) = duckdb.connect().execute("SELECT epoch_us(?::TIMESTAMP)", [t]).fetchall()
     assert receipts.micros(t) == us
+
+
+def test_a_decided_half_unapplied_fails_until_repair_and_an_undecided_one_fails(tmp_path):
+    """Presumed abort, checked: a decision whose half is missing fails the check until
+    `repair` redoes it; a half applied that no partition decided fails it."""
+    from wisconsin.workloads.tpcc import inputs as ins
+    from wisconsin.workloads.tpcc import remote
+
+    db = tmp_path / "db"
+    m = load.build(db, Placement(2, 1), 3, TINY)
+    paths = load.partition_paths(db, m)
+    _log(load.ack_log_dir(db), "O")
+    con = connect(paths[0])
+    remote.create(con)
+    half = remote.customer_half(99, ins.PaymentInput(1, 1, ins.Customer(2, 3, c_id=7), 500), 7)
+    remote.decide(con, 1, half)  # partition 0 decided; partition 1 never applied it
+    con.close()
+    a = receipts.check(paths, load.ack_log_dir(db))
+    assert not a.ok and (a.halves_missing, a.halves_orphaned) == (1, 0), a.line()
+    lines = workload.repair_table(db)
+    assert "1 decided remote half(s) applied" in lines[0] and "no acknowledged" in lines[0]
+    con = connect(paths[1])
+    con.execute("INSERT INTO tpcc_applied VALUES (100)")  # a half nobody decided
+    con.close()
+    a = receipts.check(paths, load.ack_log_dir(db))
+    assert not a.ok and (a.halves_missing, a.halves_orphaned) == (0, 1), a.line()
