@@ -65,8 +65,10 @@ def _check(table_dir) -> tuple[list[str], bool]:
     return consistency.lines(verdicts), not consistency.failed(verdicts)
 
 
-def info_table(table_dir, opts: InfoOptions | None = None) -> tuple[list[str], int]:
-    """`wisconsin info` on a TPC-C database: its placement and conditions 1-4."""
+def info_table(table_dir, opts: InfoOptions | None = None) -> tuple[list[str], str | None]:
+    """`wisconsin info` on a TPC-C database: its placement and conditions 1-4 (lines, None
+    or wisconsin.DAMAGED: a condition failed)."""
+    from wisconsin import DAMAGED
     from wisconsin.workloads.tpcc.load import read_manifest
 
     m = read_manifest(table_dir)
@@ -75,7 +77,7 @@ def info_table(table_dir, opts: InfoOptions | None = None) -> tuple[list[str], i
         f"{table_dir}: TPC-C database, {m.partitions * m.warehouses_per_partition} warehouses "
         f"on {m.partitions} partition(s), seed {m.seed}"
     )
-    return [head, *lines], 0 if ok else 1
+    return [head, *lines], None if ok else DAMAGED
 
 
 def repair_table(table_dir, opts: RepairOptions | None = None, console: Console | None = None):
