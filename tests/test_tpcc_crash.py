@@ -9,6 +9,7 @@ import datetime as dt
 import duckdb
 import pytest
 
+from wisconsin import DAMAGED
 from wisconsin.workloads.tpcc import generate, load, receipts, workload
 from wisconsin.workloads.tpcc.crash import TINY, crash_test
 from wisconsin.workloads.tpcc.schema import Placement, connect
@@ -81,8 +82,9 @@ def test_a_forged_log_with_one_acknowledged_transaction_missing_fails_naming_it(
         a = receipts.check(paths, log_dir)
         assert not a.ok and a.lost_count == 1 and a.found == a.with_keys - 1, a.line()
         assert named in a.line(), (named, a.line())
-        lines = workload.repair_table(db)
+        lines, problem = workload.repair_table(db)
         assert "acknowledged LOST" in lines[0] and any(named in x for x in lines), lines
+        assert problem == DAMAGED  # `wisconsin repair` exits 3
 
 
 def test_micros_is_the_timestamp_duckdb_compares():
@@ -108,8 +110,9 @@ def test_a_decided_half_unapplied_fails_until_repair_and_an_undecided_one_fails(
     con.close()
     a = receipts.check(paths, load.ack_log_dir(db))
     assert not a.ok and (a.halves_missing, a.halves_orphaned) == (1, 0), a.line()
-    lines = workload.repair_table(db)
+    lines, problem = workload.repair_table(db)
     assert "1 decided remote half(s) applied" in lines[0] and "no acknowledged" in lines[0]
+    assert problem is None
     con = connect(paths[1])
     con.execute("INSERT INTO tpcc_applied VALUES (100)")  # a half nobody decided
     con.close()

@@ -121,8 +121,9 @@ def info_table(
 
 def repair_table(
     table_dir: str | os.PathLike, opts: RepairOptions | None = None, console: Console | None = None
-) -> list[str]:
-    """`wisconsin repair`: apply decided remote halves, then check the invariants."""
+) -> tuple[list[str], str | None]:
+    """`wisconsin repair`: apply decided remote halves, then check the invariants (a failed
+    one is raised)."""
     from wisconsin.workloads.debitcredit.tables import repair
 
     done = repair(table_dir)
@@ -135,7 +136,7 @@ def repair_table(
     return [
         state + f"verified: account = teller = branch = history sums ({a.account_sum:,}), "
         f"{a.history_rows:,} history rows"
-    ]
+    ], None
 
 
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:

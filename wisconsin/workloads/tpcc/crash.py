@@ -48,7 +48,7 @@ def crash_test(
         [sys.executable, "-m", __name__, str(db_dir)],
         log_dir, receipts.RECORD, min_acked, victims, timeout_s,
     )  # fmt: skip
-    lines = workload.repair_table(db_dir)  # what `wisconsin repair DIR` does
+    lines, _ = workload.repair_table(db_dir)  # what `wisconsin repair DIR` does
     paths = load.partition_paths(db_dir, m)
     # 11 counts the deliveries the run made, which died with the coordinator's tallies
     numbers = [n for n in consistency.CONDITIONS if n != 11]

@@ -82,7 +82,9 @@ def info_table(table_dir, opts: InfoOptions | None = None) -> tuple[list[str], s
 
 def repair_table(table_dir, opts: RepairOptions | None = None, console: Console | None = None):
     """`wisconsin repair`: redo the decided remote halves, check conditions 1-4, and, when
-    the drivers' acknowledgement log is there, find every acknowledged transaction."""
+    the drivers' acknowledgement log is there, find every acknowledged transaction (lines,
+    None or wisconsin.DAMAGED: a condition fails or an acknowledged transaction is lost)."""
+    from wisconsin import DAMAGED
     from wisconsin.store import lock
     from wisconsin.workloads.tpcc import load, receipts, remote
 
@@ -104,7 +106,7 @@ def repair_table(table_dir, opts: RepairOptions | None = None, console: Console 
         lines = [*lines, acked.line()]
     else:
         lines = [*lines, f"no acknowledgement log in {log_dir}: nothing to find"]
-    return [state, *lines]
+    return [state, *lines], None if ok and (acked is None or acked.ok) else DAMAGED
 
 
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
