@@ -77,6 +77,8 @@ def test_compare_and_plot_through_the_cli(tmp_path):
     b = save(_env(forged(1.8)), tmp_path / "tpcc-b.json")
     res = CliRunner().invoke(cli, ["compare", str(a), str(b)])
     assert res.exit_code == 0 and "verdict: new orders per minute B / A" in res.output
+    forced = CliRunner().invoke(cli, ["compare", str(a), str(b), "--force"])  # changes nothing
+    assert forced.exit_code == 2 and "--force" in forced.output, forced.output
     figs = CliRunner().invoke(cli, ["plot", str(a), "--out-dir", str(tmp_path / "figs")])
     assert figs.exit_code == 0, figs.output
     names = sorted(p.name for p in (tmp_path / "figs").iterdir())

@@ -124,9 +124,14 @@ def plot_files(paths: Sequence[str | os.PathLike], out_dir=None, force: bool = F
 
 def compare_files(a: Sequence, b: Sequence, force: bool = False, fmt: str = "text") -> str:
     """`wisconsin compare`: what else differs named first, one verdict, the figures side by
-    side (force: nothing is refused; unlike runs are compared and said to be)."""
+    side. Nothing is refused (unlike runs are compared and said to be), so --force, which
+    would change nothing, is refused rather than ignored."""
     from wisconsin.workloads.tpcc.compare import compare_files
 
+    if force:
+        raise WisconsinError(
+            "--force: TPC-C runs are compared whatever else differs (named first); drop it"
+        )
     return compare_files(a, b, fmt)
 
 
