@@ -124,6 +124,8 @@ class PartitionResult:
     db_bytes: Count | None = None
     # core of each partition's process (server, terminals, DuckDB threads); () not pinned
     pinned_cores: tuple[Count, ...] = ()
+    # on a Dask cluster: the scheduler, each partition's host, each link; None: this machine
+    cluster: oltp_runfile.ClusterRecord | None = None
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,13 @@ BENCH_TAKES = Takes(
             "step_seconds",
             "rule",
             "resume_path",
+            "cluster_address",
+            "tls_ca",
+            "tls_cert",
+            "tls_key",
         }
     ),  # fmt: skip
     "{given}: Wisconsin options, not used by --workload debitcredit; drop {it}",
-    own=(("cluster_address", "--workload debitcredit runs on this machine (no --cluster)"),),
 )
 # what --resume reads from the progress file instead
 RESUMED = ("partitions", "repeat", "branches", "scaled_tps", "step_seconds", "rule", "seed")
@@ -59,6 +62,13 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
         if opts.given_options("branches"):
             raise OptionError("--scaled sets the branches: drop --branches")
         branches = scaled_branches(opts.scaled_tps)
+    cluster = None
+    if opts.cluster_address is not None:  # one partition server per worker (oltp.hosted)
+        from wisconsin.oltp import hosted
+
+        cluster = hosted.target(opts.cluster_address, opts.tls)
+    elif any(opts.tls):
+        raise OptionError("--tls-ca/--tls-cert/--tls-key need --cluster")
     with console.progress() as progress:
         run, path, text, files = bench_command(
             opts.data_dir,
@@ -72,6 +82,7 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
             say=console.log,
             resume=opts.resume_path,
             progress=progress,
+            cluster=cluster,
         )
     figures = ", ".join(str(f) for f in files[1:] if f.suffix == ".png")
     lines = ([] if opts.quiet else [text]) + [
@@ -82,7 +93,7 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
     ]
     dc_data = Path(run.config.data_dir)  # the bench's own directory under --data
     databases = tuple(dc_data / f"dc{r.partitions}" for r in run.results)
-    return Outcome(tuple(lines), dc_data, databases, Path(path))
+    return Outcome(tuple(lines), dc_data, databases, Path(path), on_cluster=cluster is not None)
 
 
 def owns(path: str | os.PathLike) -> bool:

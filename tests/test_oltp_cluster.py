@@ -1,0 +1,137 @@
+"""The OLTP workloads on a Dask cluster: partition servers on the workers (oltp.hosted),
+their links (oltp.links, oltp.probe), built, served and audited on each host."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from wisconsin.cli import cli
+from wisconsin.oltp import links, probe
+from wisconsin.workloads.debitcredit import check
+from wisconsin.workloads.debitcredit.runfile import load
+
+
+class _Node:
+    def __init__(self, part, peers, authkey=b"k" * 16):
+        self.part, self.peers, self.authkey = part, peers, authkey
+
+
+def _tls(tmp_path):
+    from harness.netns import TlsUnavailable, make_tls_files
+
+    try:
+        files = make_tls_files(tmp_path / "tls")
+    except TlsUnavailable as exc:
+        pytest.skip(str(exc))
+    return files, links.Tls(str(files.ca), str(files.cert), str(files.key))
+
+
+def _echo_server(listener, count=1):
+    import threading
+
+    def serve():
+        for _ in range(count):
+            try:
+                conn = listener.accept()
+            except OSError:
+                continue
+            try:
+                while True:
+                    msg = conn.recv()
+                    conn.send_bytes(msg[1])
+            except (EOFError, OSError):
+                conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
+def test_tls_link_authenticates_encrypts_and_is_measured(tmp_path, monkeypatch):
+    _, tls = _tls(tmp_path)
+    monkeypatch.setattr(links, "_net", links.Net("127.0.0.1", tls))
+    listener = links.listen(b"k" * 16, 8)
+    assert isinstance(listener, links.SocketListener)
+    _echo_server(listener, count=4)
+    state, figures = probe.peers(_Node(0, {1: listener.address}), {0: "a", 1: "b"})
+    assert state == "ok" and set(figures) == {1}
+    f = figures[1]
+    assert 0 < f["rtt_min_s"] <= f["rtt_s"] <= f["rtt_max_s"] and f["bandwidth_bps"] > 1e6
+    with pytest.raises(OSError, match="refused the link"):  # the wrong key: refused
+        links.dial(listener.address, b"x" * 16, tls, 2.0)
+    monkeypatch.setattr(links, "HANDSHAKE_TIMEOUT_S", 1.0)
+    with pytest.raises(OSError, match="refused the link"):  # a client without TLS: refused
+        links.dial(listener.address, b"k" * 16, None, 2.0)
+    listener.close()
+
+
+def test_a_link_that_cannot_connect_is_one_line_naming_both_hosts(monkeypatch):
+    monkeypatch.setattr(links, "_net", links.Net("127.0.0.1", None))
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    names = {0: "host0 (10.0.0.1, worker part0)", 1: "host1 (10.0.0.2, worker part1)"}
+    t0 = time.monotonic()
+    state, line = probe.peers(_Node(0, {0: ("127.0.0.1", 1), 1: ("127.0.0.1", port)}), names)
+    assert time.monotonic() - t0 < links.CONNECT_TIMEOUT_S + 1
+    assert state == "failed" and "\n" not in line
+    assert line.startswith(f"partition 0 on {names[0]} cannot connect to partition 1 on {names[1]}")
+    assert f"127.0.0.1:{port}: connection refused" in line
+
+
+def test_the_local_default_is_loopback_multiprocessing():
+    from multiprocessing.connection import Listener
+
+    assert links.current() == links.Net() and not links.on_cluster()
+    listener = links.listen(b"k" * 16, 4)
+    assert isinstance(listener, Listener) and listener.address[0] == "127.0.0.1"
+    listener.close()
+
+
+def test_independent_check_over_hosts_is_the_check_over_all_files(tmp_path):
+    from wisconsin.workloads.debitcredit import schema
+
+    paths = schema.build(tmp_path, 2, schema.Sizing(1, 2, 10))
+    whole = check.independent_check(str(paths[0].parent))
+    each = [check.host_report([str(p)]) for p in paths]
+    assert check.combine(each, str(paths[0].parent)) == whole and whole[0]
+
+
+@pytest.mark.cluster
+def test_bench_debitcredit_on_a_tls_cluster_at_p2(netns_cluster_factory, tmp_path):
+    files, _ = _tls(tmp_path)
+    cluster = netns_cluster_factory(2, tls=files)
+    out, data = tmp_path / "runs", tmp_path / "coordinator"
+    args = ["bench", "--workload", "debitcredit", "--partitions", "2", "--branches", "2",
+            "--step-seconds", "0.5", "--repeat", "1", "--data", str(data), "--out", str(out),
+            "--cluster", cluster.scheduler_address, "--tls-ca", str(files.ca),
+            "--tls-cert", str(files.cert), "--tls-key", str(files.key)]  # fmt: skip
+    res = CliRunner().invoke(cli, args)
+    # the bench completes; `audit` fails only the steadiness of 0.5 s windows
+    assert res.exit_code == 1 and "audit: fail (P=2 steady)" in res.output, res.output
+    assert "P=2 audit: OK" in res.output
+    (path,) = out.glob("debitcredit-*.json")
+    (r,) = load(path).results
+    assert r.audit.ok and r.audit.independent_ok and r.audit.history_rows == r.audit.acknowledged
+    assert r.audit.distributed_rows > 0  # remote halves crossed hosts
+    c = r.cluster
+    assert c.tls and c.scheduler == cluster.scheduler_address
+    assert [(h.part, h.worker, h.host) for h in c.hosts] == [
+        (0, "part0", "host0"),
+        (1, "part1", "host1"),
+    ]
+    for h in c.hosts:  # each partition under its own host's data directory, on its address
+        assert h.path.startswith(str(cluster.data_dirs[h.worker]))
+        assert h.address.split(":")[0] == cluster.hosts[h.worker].ip
+    assert not list(data.rglob("*.duckdb"))  # nothing built on the coordinator
+    assert {(link.source, link.target) for link in c.links} == {(0, 1), (1, 0)}
+    assert all(0 < link.rtt_s < 0.1 and link.bandwidth_bps > 1e6 for link in c.links)
+    # an independent check of each host's own files, combined: it agrees with the audit
+    reports = [check.host_report([h.path]) for h in c.hosts]
+    ok, lines = check.combine(reports, "hosts")
+    assert ok, lines
+    total = sum(rep["sums"]["account"] for rep in reports)
+    assert total == r.audit.account_sum == r.audit.history_sum
+    assert sum(rep["rows"] for rep in reports) == r.audit.history_rows

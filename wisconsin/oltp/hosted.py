@@ -1,0 +1,240 @@
+"""Partition servers on a Dask cluster's workers: one per worker, pinned by worker name.
+
+Dask starts each server (wisconsin.cluster.processes: a worker plugin's child process) and
+kills what is left when the run ends; everything after the start goes over sockets: the
+coordinator's control link and the peers' links (wisconsin.oltp.links), listening on the
+worker's own address, authenticated with the run's key, in TLS when the cluster is. A
+partition's files live under its worker's data directory ($WISCONSIN_DATA_DIR, else the
+coordinator's --data), built there. `python -m wisconsin.oltp.hosted` is the process's
+entry: it reads its spec on stdin, says where its control port listens, takes the
+coordinator's one connection, then serves as a local partition server does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import secrets
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from wisconsin.oltp import links
+from wisconsin.oltp.failures import PartitionLost, RunFailed, how_it_ended
+
+CTRL = "\0ctrl"  # in a spec's args: where the control link goes
+ACCEPT_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where partition p runs: its worker, that worker's host, address and data root."""
+
+    worker: str
+    host: str  # the host's name
+    ip: str  # the worker's own address (the servers listen there)
+    root: str  # the worker's data directory
+    tls: links.Tls | None  # the worker's own TLS files (None: the cluster is plain TCP)
+    cores: int = 1  # the cores the worker's process may run on
+    machine: str = ""  # the kernel's boot id: simulated hosts on one machine share it
+
+    def __str__(self) -> str:
+        return f"{self.host} ({self.ip}, worker {self.worker})"
+
+
+def task_where(fallback_root: str) -> dict:
+    """On a worker: its name, host, address, data root and TLS files."""
+    import socket
+
+    from distributed import get_worker
+    from distributed.comm import get_address_host
+
+    w = get_worker()
+    sec = w.security
+    tls = None
+    if sec.tls_ca_file and sec.tls_worker_cert:
+        tls = (sec.tls_ca_file, sec.tls_worker_cert, sec.tls_worker_key or sec.tls_worker_cert)
+    return {
+        "worker": str(w.name),
+        "host": socket.gethostname(),
+        "ip": get_address_host(w.address),
+        "root": os.environ.get("WISCONSIN_DATA_DIR") or fallback_root,
+        "tls": tls,
+        "cores": len(os.sched_getaffinity(0)),
+        "machine": _boot_id(),
+    }
+
+
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def machine_cores(places: list[Place]) -> int:
+    """The cores the partitions' machines have in all (hosts on one machine counted once)."""
+    by_machine = {pl.machine or pl.host: pl.cores for pl in places}
+    return sum(by_machine.values())
+
+
+def place(client, partitions: int, fallback_root: str, timeout: float = 60.0) -> list[Place]:
+    """Partition p -> its worker (part<p> if the cluster names them so, else by sorted name,
+    as the batch workload places partitions): one worker per partition, or ClusterError."""
+    from wisconsin.cluster import ClusterError, choose_placement, list_workers
+    from wisconsin.cluster.processes import run_pinned
+
+    names = [w.name for w in list_workers(client)]
+    owners = choose_placement(names, partitions)
+    if len(set(owners.values())) < partitions:
+        raise ClusterError(
+            f"P={partitions} needs {partitions} workers (one partition server each); the "
+            f"cluster has {len(names)}: {', '.join(names)}"
+        )
+    calls = {p: (w, task_where, (fallback_root,)) for p, w in owners.items()}
+    found = run_pinned(client, calls, timeout)
+    out = []
+    for p in range(partitions):
+        f = found[p]
+        tls = links.Tls(*f["tls"]) if f["tls"] else None
+        out.append(Place(f["worker"], f["host"], f["ip"], f["root"], tls, f["cores"], f["machine"]))
+    return out
+
+
+class Hosts:
+    """How PartitionServers starts, watches and stops its partitions on a cluster.
+
+    client: a connected distributed.Client; places: each partition's Place; tls: the
+    coordinator's own TLS files (its control links), None on a plain cluster; log_dirs:
+    each partition's log directory on its host."""
+
+    def __init__(self, client, places: list[Place], tls: links.Tls | None, log_dirs):
+        self.client, self.places, self.tls = client, places, tls
+        self.log_dirs = [Path(d) for d in log_dirs]
+        self.started: list[dict] = []
+        self.peer_addresses: list[str] = []  # where each partition's peer port listens
+        self.link_figures: dict[int, dict] = {}  # p -> {q: probe.measure's figures}
+        self.procs = None
+
+    def enter(self, servers) -> None:
+        """Start every partition's server on its worker, connect, wire the peers."""
+        from wisconsin.cluster.processes import WorkerProcesses, python_argv
+
+        authkey = secrets.token_bytes(16)
+        self.procs = WorkerProcesses(self.client).__enter__()
+        specs = {}
+        for p, pl in enumerate(self.places):
+            spec = {
+                "target": servers.target,
+                "args": servers.args(p, authkey, CTRL, None),
+                "authkey": authkey,
+                "host": pl.ip,
+                "tls": pl.tls,
+            }
+            err = str(self.log_dirs[p] / f"server-p{p:03d}.err")
+            specs[f"p{p}"] = (pl.worker, python_argv(__name__), pickle.dumps(spec), err)
+        self.started = [self.procs.start(specs)[f"p{p}"] for p in range(len(self.places))]
+        for p, s in enumerate(self.started):
+            word = s["line"].split()
+            if len(word) != 3 or word[0] != "ready":
+                raise RunFailed(
+                    f"{servers.label} partition {p} on {self.places[p]} did not start "
+                    f"({how_it_ended(s['exit'])}); its errors: {s['stderr']} on {s['host']}"
+                )
+            try:
+                servers.ctrls.append(
+                    links.dial((word[1], int(word[2])), authkey, self.tls, links.CONNECT_TIMEOUT_S)
+                )
+            except OSError as exc:
+                raise RunFailed(
+                    f"{servers.label}: this host cannot connect to partition {p} on "
+                    f"{self.places[p]} at {word[1]}:{word[2]}: {exc}"
+                ) from None
+        ready = servers._gather(START_TIMEOUT, "its start")
+        addresses = {p: tuple(address) for p, (_, address, _pid) in enumerate(ready)}
+        self.peer_addresses = [f"{a[0]}:{a[1]}" for _, a in sorted(addresses.items())]
+        servers.pids = [pid for _, _, pid in ready]
+        names = {p: str(pl) for p, pl in enumerate(self.places)}
+        servers._send_all(("peers", addresses, names), "its start")
+        answers = servers._gather(START_TIMEOUT, "its start")
+        self.link_figures = {p: a[1] for p, a in enumerate(answers) if len(a) > 1}
+
+    def lost(self, servers, p: int, during: str, how: str | None) -> PartitionLost:
+        """Partition p's end in one line: its host, pid and exit status (asked of Dask)."""
+        code = None
+        with contextlib.suppress(Exception):
+            code = self.procs.wait([f"p{p}"], EXIT_WAIT)[f"p{p}"]
+        if code is None:
+            with contextlib.suppress(Exception):
+                self.procs.wait([f"p{p}"], 0)
+            what = f"{how or 'stopped answering'} during {during}"
+        else:
+            what = f"{how_it_ended(code)} during {during}" + (f" ({how})" if how else "")
+        pid = self.started[p]["pid"] if p < len(self.started) else "?"
+        return PartitionLost(
+            f"{servers.label} partition {p} on {self.places[p]}, pid {pid}, {what}; the run "
+            f"stops; `wisconsin repair` on that host finishes what it left decided"
+        )
+
+    def exit(self, servers, failed: bool) -> None:
+        for ctrl in servers.ctrls:
+            with contextlib.suppress(OSError, EOFError):
+                ctrl.send(("stop",))
+        if self.procs is not None:
+            keys = [f"p{p}" for p in range(len(self.started))]
+            with contextlib.suppress(Exception):
+                if keys and not failed:
+                    self.procs.wait(keys, 30.0)
+            self.procs.__exit__()  # the plugin's teardown kills what is left
+        for ctrl in servers.ctrls:
+            ctrl.close()
+
+
+START_TIMEOUT = 120.0
+EXIT_WAIT = 5.0
+
+
+@dataclass(frozen=True)
+class Target:
+    """The cluster a bench runs its partitions on: its scheduler's address, the client's
+    distributed Security (None: plain TCP) and the same TLS files for the control links."""
+
+    address: str
+    security: object
+    tls: links.Tls | None
+
+    def connect(self):
+        from wisconsin.cluster import connect
+
+        return connect(self.address, self.security)
+
+
+def target(address: str, tls_files: tuple) -> Target:
+    """--cluster ADDR with its --tls-ca/--tls-cert/--tls-key, checked (ClusterError)."""
+    from wisconsin.cluster import resolve_target
+
+    address, security = resolve_target(address, *tls_files)
+    return Target(address, security, links.Tls(*tls_files) if security is not None else None)
+
+
+def main() -> None:
+    """The process's entry on a worker (see the module's docstring)."""
+    spec = pickle.loads(sys.stdin.buffer.read())
+    listener = links.SocketListener(spec["host"], spec["authkey"], spec["tls"], backlog=1)
+    print(f"ready {listener.address[0]} {listener.address[1]}", flush=True)
+    os.dup2(2, 1)  # nobody reads the pipe after the first line: what is printed goes to stderr
+    listener._sock.settimeout(ACCEPT_TIMEOUT_S)
+    try:
+        ctrl = listener.accept()
+    except OSError as exc:
+        print(f"no coordinator connected within {ACCEPT_TIMEOUT_S:g} s: {exc}", file=sys.stderr)
+        os._exit(3)
+    listener.close()
+    links.configure(spec["host"], spec["tls"])
+    spec["target"](*[ctrl if a == CTRL else a for a in spec["args"]])
+
+
+if __name__ == "__main__":
+    main()
