@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -135,3 +136,31 @@ def test_bench_debitcredit_on_a_tls_cluster_at_p2(netns_cluster_factory, tmp_pat
     total = sum(rep["sums"]["account"] for rep in reports)
     assert total == r.audit.account_sum == r.audit.history_sum
     assert sum(rep["rows"] for rep in reports) == r.audit.history_rows
+
+
+@pytest.mark.cluster
+def test_tpcc_on_a_tls_cluster_at_p2_keeps_every_condition(netns_cluster_factory, tmp_path):
+    from wisconsin.oltp import hosted
+    from wisconsin.workloads.tpcc import audit, pipeline
+    from wisconsin.workloads.tpcc import check as tpcc_check
+    from wisconsin.workloads.tpcc.schema import Scale
+
+    files, _ = _tls(tmp_path)
+    cluster = netns_cluster_factory(2, tls=files)
+    target = hosted.target(cluster.scheduler_address, (files.ca, files.cert, files.key))
+    data = tmp_path / "coordinator"
+    tiny = Scale(customers_per_district=30, items=200)
+    run, _ = pipeline.run_bench(data, tmp_path / "out", 2, 1, "nowait", 6.0, 1.0, 5, tiny,
+                                cluster=target)  # fmt: skip
+    r, c = run.result, run.config.cluster
+    assert r.new_orders_all > 0 and r.new_orders_all == r.d_next_o_id_delta
+    assert not r.consistency_failed and len(r.consistency) == 12 and r.independent_ok
+    assert sum(k.distributed for k in r.kinds) > 0  # 2PC across the hosts
+    assert [(h.worker, h.host) for h in c.hosts] == [("part0", "host0"), ("part1", "host1")]
+    assert not list(data.rglob("*.duckdb"))  # built on the hosts, not here
+    rules = {x.name: x for x in audit.audit_run(run)}
+    assert rules["consistency"].ok and rules["new orders"].ok, rules
+    for h in c.hosts:  # the independent check run here, host by host, on its files
+        assert h.path.startswith(str(cluster.data_dirs[h.worker]))
+        ok, lines = tpcc_check.independent_check(str(Path(h.path).parent))
+        assert ok and lines[0].startswith("files: 1 in "), lines

@@ -24,6 +24,7 @@ from wisconsin.oltp import links
 from wisconsin.oltp.failures import PartitionLost, RunFailed, how_it_ended
 
 CTRL = "\0ctrl"  # in a spec's args: where the control link goes
+TASK_TIMEOUT_S = 3600.0  # a build, recovery or check task on a host
 ACCEPT_TIMEOUT_S = 60.0
 
 
@@ -161,6 +162,18 @@ class Hosts:
         answers = servers._gather(START_TIMEOUT, "its start")
         self.link_figures = {p: a[1] for p, a in enumerate(answers) if len(a) > 1}
 
+    def link_lines(self) -> list[str]:
+        """Each measured link in one line: its hosts, round trip and bandwidth."""
+        out = []
+        for p, row in sorted(self.link_figures.items()):
+            for q, f in sorted(row.items()):
+                out.append(
+                    f"link {self.places[p].host} -> {self.places[q].host}: round trip "
+                    f"{f['rtt_s'] * 1e3:.3f} ms (min {f['rtt_min_s'] * 1e3:.3f}), "
+                    f"{f['bandwidth_bps'] / 1e6:.0f} MB/s"
+                )
+        return out
+
     def lost(self, servers, p: int, during: str, how: str | None) -> PartitionLost:
         """Partition p's end in one line: its host, pid and exit status (asked of Dask)."""
         code = None
@@ -217,6 +230,55 @@ def target(address: str, tls_files: tuple) -> Target:
 
     address, security = resolve_target(address, *tls_files)
     return Target(address, security, links.Tls(*tls_files) if security is not None else None)
+
+
+class Session:
+    """A bench's connection to its cluster, for every P it measures (a context manager)."""
+
+    def __init__(self, target: Target):
+        self.target = target
+        self.client = None
+
+    def __enter__(self) -> Session:
+        self.client = self.target.connect()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.client.close()
+
+    def on_each(self, places: list[Place], fn, args_of, timeout: float = TASK_TIMEOUT_S) -> dict:
+        """{p: fn(*args_of(p))} run on partition p's worker, all at once."""
+        from wisconsin.cluster.processes import run_pinned
+
+        calls = {p: (pl.worker, fn, args_of(p)) for p, pl in enumerate(places)}
+        return run_pinned(self.client, calls, timeout)
+
+    def redo_decided(self, places: list[Place], decided, redo, args_of) -> int:
+        """Recovery across hosts: decided(*args_of(p)) lists partition p's decided remote
+        halves as (remote partition, half); each remote's host gets its own, redo(*args_of(
+        p), halves) applies those it lacks and counts them."""
+        found = self.on_each(places, decided, args_of)
+        want: dict[int, list] = {p: [] for p in range(len(places))}
+        for rows in found.values():
+            for remote, half in rows:
+                want[remote].append(half)
+        redone = self.on_each(places, redo, lambda p: (*args_of(p), want[p]))
+        return sum(redone.values())
+
+
+CLUSTER_NOTE = "cluster.json"
+
+
+def note_where(local_dir: Path, record) -> None:
+    """Here, in the database's directory: on which hosts its partition files are."""
+    import dataclasses
+    import json
+
+    from wisconsin import atomic
+
+    local_dir.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(dataclasses.asdict(record), indent=1) + "\n"
+    atomic.write_text(local_dir / CLUSTER_NOTE, text)
 
 
 def main() -> None:

@@ -9,14 +9,11 @@ partition file crosses the network: the coordinator combines what the hosts repo
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import time
 from pathlib import Path
 
 import duckdb
 
-from wisconsin import atomic
 from wisconsin.oltp import hosted
 from wisconsin.oltp import runfile as oltp_runfile
 from wisconsin.oltp.failures import naming_storage
@@ -25,8 +22,6 @@ from wisconsin.workloads.debitcredit import audit, check, schema, transaction
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
 from wisconsin.workloads.debitcredit.driver import read_records
 from wisconsin.workloads.debitcredit.runfile import AuditRecord, PartitionResult
-
-TASK_TIMEOUT_S = 3600.0
 
 
 def _log_path(path: str | Path, part: int) -> Path:
@@ -50,18 +45,20 @@ def task_build(root: str, part: int, partitions: int, sizing: schema.Sizing) -> 
     }
 
 
-def task_decided(path: str) -> list[tuple]:
-    """On a worker: its decided distributed transactions, (txid, aid, delta, remote part)."""
+def task_decided(path: str, part: int) -> list[tuple]:
+    """On a worker: its decided distributed transactions, (remote part, (txid, home, aid,
+    delta))."""
     con = schema.connect(path, read_only=True)
     try:
-        return con.execute(
+        rows = con.execute(
             "SELECT txid, aid, delta, remote_part FROM history WHERE remote_part >= 0"
         ).fetchall()
     finally:
         con.close()
+    return [(remote, (txid, part, aid, delta)) for txid, aid, delta, remote in rows]
 
 
-def task_redo(path: str, rows: list[tuple]) -> int:
+def task_redo(path: str, part: int, rows: list[tuple]) -> int:
     """On a worker: redo the decided remote halves (txid, home, aid, delta) it lacks."""
     con = schema.connect(path)
     try:
@@ -144,36 +141,15 @@ def combine(figures: list[dict]) -> audit.Audit:
 # --------------------------------------------------------------------------- the coordinator
 
 
-class OnCluster:
-    """A bench's cluster: its target and connected client, for every P."""
-
-    def __init__(self, target: hosted.Target):
-        self.target = target
-        self.client = None
-
-    def __enter__(self) -> OnCluster:
-        self.client = self.target.connect()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.client.close()
-
-
-def measure(cfg, partitions: int, say, job, on: OnCluster, steps_of, said) -> PartitionResult:
+def measure(cfg, partitions: int, say, job, on: hosted.Session, steps_of, said) -> PartitionResult:
     """One P on the cluster, as pipeline._measure_partitions does it on this machine:
     steps_of(servers, cfg, P, say, job) measures, said(say, P, record, steps) tells."""
-    from wisconsin.cluster.processes import run_pinned
-
     client = on.client
     fallback = str(Path(cfg.data_dir).absolute().parent)  # --data, as the batch builds
     places = hosted.place(client, partitions, fallback)
     job.start("build", f"P={partitions}: building the database on its hosts", units=partitions)
     t0 = time.perf_counter()
-    built = run_pinned(
-        client,
-        {p: (pl.worker, task_build, (pl.root, p, partitions, cfg.sizing)) for p, pl in enumerate(places)},
-        TASK_TIMEOUT_S,
-    )  # fmt: skip
+    built = on.on_each(places, task_build, lambda p: (places[p].root, p, partitions, cfg.sizing))
     build_s = time.perf_counter() - t0
     paths = [built[p]["path"] for p in range(partitions)]
     log_dirs = [schema.ack_log_dir(Path(path).parent) for path in paths]
@@ -182,15 +158,15 @@ def measure(cfg, partitions: int, say, job, on: OnCluster, steps_of, said) -> Pa
     with PartitionServers(
         cfg.data_dir, partitions, cfg.sizing, log_dirs[0], hosts=hosts, paths=paths
     ) as servers:
-        for line in link_lines(hosts):
+        for line in hosts.link_lines():
             say(f"P={partitions} {line}")
         warmup_committed, steps = steps_of(servers, cfg, partitions, say, job)
     job.start("audit", f"P={partitions}: auditing on every host", units=partitions)
     with naming_storage(f"P={partitions}: auditing the database on its hosts"):
-        record = audit_on_hosts(client, places, paths)
+        record = audit_on_hosts(on, places, paths)
     said(say, partitions, record, steps)
     where = oltp_runfile.cluster_record(hosts, on.target.address, on.target.tls is not None, paths)
-    _note_where(cfg, partitions, where)
+    hosted.note_where(schema.partition_file(cfg.data_dir, 0, partitions).parent, where)
     return PartitionResult(
         partitions=partitions,
         # more partitions than the machines' cores (simulated hosts on one machine share it)
@@ -208,52 +184,20 @@ def measure(cfg, partitions: int, say, job, on: OnCluster, steps_of, said) -> Pa
     )
 
 
-CLUSTER_NOTE = "cluster.json"
-
-
-def _note_where(cfg, partitions: int, where: oltp_runfile.ClusterRecord) -> None:
-    """Here, in the database's directory: on which hosts its partition files are."""
-    local = schema.partition_file(cfg.data_dir, 0, partitions).parent
-    local.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(local / CLUSTER_NOTE, json.dumps(dataclasses.asdict(where), indent=1) + "\n")
-
-
-def link_lines(hosts: hosted.Hosts) -> list[str]:
-    """Each measured link in one line: its hosts, round trip and bandwidth."""
-    out = []
-    for p, row in sorted(hosts.link_figures.items()):
-        for q, f in sorted(row.items()):
-            out.append(
-                f"link {hosts.places[p].host} -> {hosts.places[q].host}: round trip "
-                f"{f['rtt_s'] * 1e3:.3f} ms (min {f['rtt_min_s'] * 1e3:.3f}), "
-                f"{f['bandwidth_bps'] / 1e6:.0f} MB/s"
-            )
-    return out
-
-
-def audit_on_hosts(client, places: list, paths: list[str]) -> AuditRecord:
+def audit_on_hosts(on: hosted.Session, places: list, paths: list[str]) -> AuditRecord:
     """Redo the decided remote halves on their hosts, then each host's figures and its
     independent check, combined here."""
-    from wisconsin.cluster.processes import run_pinned
-
-    def on_each(fn, args_of) -> dict:
-        calls = {p: (pl.worker, fn, args_of(p)) for p, pl in enumerate(places)}
-        return run_pinned(client, calls, TASK_TIMEOUT_S)
-
-    decided = on_each(task_decided, lambda p: (paths[p],))
-    want: dict[int, list] = {p: [] for p in range(len(places))}
-    for home, rows in decided.items():
-        for txid, aid, delta, remote in rows:
-            want[remote].append((txid, home, aid, delta))
-    redone = on_each(task_redo, lambda p: (paths[p], want[p]))
-    a = combine([f for _, f in sorted(on_each(task_figures, lambda p: (paths[p], p)).items())])
-    reports = on_each(check.host_report, lambda p: ([paths[p]],))
+    recovered = on.redo_decided(places, task_decided, task_redo, lambda p: (paths[p], p))
+    a = combine(
+        [f for _, f in sorted(on.on_each(places, task_figures, lambda p: (paths[p], p)).items())]
+    )
+    reports = on.on_each(places, check.host_report, lambda p: ([paths[p]],))
     where = ", ".join(f"{pl.host}:{Path(paths[p]).parent}" for p, pl in enumerate(places))
     ok, lines = check.combine([r for _, r in sorted(reports.items())], where)
     return AuditRecord(
         **{k: getattr(a, k) for k in a.__dataclass_fields__},
         problems=a.problems,
-        recovered=sum(redone.values()),
+        recovered=recovered,
         independent=tuple(lines),
         independent_ok=ok,
     )

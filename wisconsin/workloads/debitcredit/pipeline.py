@@ -375,9 +375,9 @@ def run_bench(
 
 
 def _on_cluster(cluster):
-    from wisconsin.workloads.debitcredit import hosts
+    from wisconsin.oltp import hosted
 
-    return hosts.OnCluster(cluster)
+    return hosted.Session(cluster)
 
 
 def _resume_text(partial: Path) -> str:
