@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from wisconsin.cli import cli
 from wisconsin.oltp import links, probe
-from wisconsin.workloads.debitcredit import check
+from wisconsin.workloads.debitcredit import check, interconnect
 from wisconsin.workloads.debitcredit.runfile import load
 
 
@@ -136,6 +136,12 @@ def test_bench_debitcredit_on_a_tls_cluster_at_p2(netns_cluster_factory, tmp_pat
     total = sum(rep["sums"]["account"] for rep in reports)
     assert total == r.audit.account_sum == r.audit.history_sum
     assert sum(rep["rows"] for rep in reports) == r.audit.history_rows
+    # the report sets the links beside the remote transactions' extra latency
+    closed = next(s for s in r.steps if s.mode == "closed")
+    cost = interconnect.remote_cost(closed)
+    assert cost.share == closed.distributed / closed.latency.count > 0
+    assert cost.remote_mean_s > 0 and cost.local_mean_s > 0
+    assert "Interconnect (cluster)" in res.output and "host0 -> host1" in res.output
 
 
 @pytest.mark.cluster

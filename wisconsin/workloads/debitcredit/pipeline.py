@@ -92,6 +92,7 @@ def _step(load: Load, repeat: int, partitions: int, tallies: list[dict]) -> Step
         memory_bytes=tuple(tuple(e[0] for e in t["engine"]) for t in tallies),
         txn_memory_bytes=tuple(tuple(e[1] for e in t["engine"]) for t in tallies),
         temp_bytes=tuple(tuple(e[2] for e in t["engine"]) for t in tallies),
+        remote_hist=histogram.encode(histogram.merge([t.get("remote_hist", "") for t in tallies])),
     )
 
 

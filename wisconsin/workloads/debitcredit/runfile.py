@@ -78,6 +78,8 @@ class Step:
     memory_bytes: tuple[tuple[Count, ...], ...] = ()  # duckdb_memory() total
     txn_memory_bytes: tuple[tuple[Count, ...], ...] = ()  # its TRANSACTION tag (undo buffers)
     temp_bytes: tuple[tuple[Count, ...], ...] = ()  # temp-file bytes (spilled)
+    # HdrHistogram (as hist) of the distributed transactions only; "": not recorded
+    remote_hist: str = ""
 
 
 @dataclass(frozen=True)
