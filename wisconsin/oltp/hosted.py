@@ -116,6 +116,7 @@ class Hosts:
         self.log_dirs = [Path(d) for d in log_dirs]
         self.started: list[dict] = []
         self.peer_addresses: list[str] = []  # where each partition's peer port listens
+        self.addresses: dict[int, tuple] = {}
         self.link_figures: dict[int, dict] = {}  # p -> {q: probe.measure's figures}
         self.procs = None
 
@@ -156,11 +157,26 @@ class Hosts:
         ready = servers._gather(START_TIMEOUT, "its start")
         addresses = {p: tuple(address) for p, (_, address, _pid) in enumerate(ready)}
         self.peer_addresses = [f"{a[0]}:{a[1]}" for _, a in sorted(addresses.items())]
+        self.addresses = addresses
         servers.pids = [pid for _, _, pid in ready]
         names = {p: str(pl) for p, pl in enumerate(self.places)}
         servers._send_all(("peers", addresses, names), "its start")
         answers = servers._gather(START_TIMEOUT, "its start")
         self.link_figures = {p: a[1] for p, a in enumerate(answers) if len(a) > 1}
+
+    def rewire(self, servers, route) -> dict[int, dict]:
+        """Between steps: send partition p its peers' addresses as route(p, q, address)
+        gives them (a relay's, say); each server tries and times its links again and the
+        next step's terminals use them. Returns {p: {q: probe.measure's figures}}."""
+        names = {p: str(pl) for p, pl in enumerate(self.places)}
+        for p, ctrl in enumerate(servers.ctrls):
+            peers = {q: tuple(route(p, q, a)) for q, a in self.addresses.items()}
+            try:
+                ctrl.send(("peers", peers, names))
+            except (OSError, EOFError):
+                raise servers._lost(p, "rewiring its links") from None
+        answers = servers._gather(START_TIMEOUT, "rewiring its links")
+        return {p: a[1] for p, a in enumerate(answers) if len(a) > 1}
 
     def link_lines(self) -> list[str]:
         """Each measured link in one line: its hosts, round trip and bandwidth."""
