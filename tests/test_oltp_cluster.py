@@ -170,3 +170,58 @@ def test_tpcc_on_a_tls_cluster_at_p2_keeps_every_condition(netns_cluster_factory
         assert h.path.startswith(str(cluster.data_dirs[h.worker]))
         ok, lines = tpcc_check.independent_check(str(Path(h.path).parent))
         assert ok and lines[0].startswith("files: 1 in "), lines
+
+
+def _hosted_server_pid(cluster, worker: str) -> int | None:
+    for pid in cluster.worker_pids(worker):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"wisconsin.oltp.hosted" in cmd:
+            return pid
+    return None
+
+
+@pytest.mark.cluster
+def test_kill_9_of_a_hosts_server_then_repair_on_the_cluster(netns_cluster_factory, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    files, _ = _tls(tmp_path)
+    cluster = netns_cluster_factory(2, tls=files)
+    tls = ["--tls-ca", str(files.ca), "--tls-cert", str(files.cert), "--tls-key", str(files.key)]
+    data = tmp_path / "coordinator"
+    bench = subprocess.Popen(
+        [sys.executable, "-m", "wisconsin", "bench", "--workload", "debitcredit",
+         "--partitions", "2", "--branches", "2", "--step-seconds", "30", "--data", str(data),
+         "--out", str(tmp_path / "runs"), "--cluster", cluster.scheduler_address, *tls],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    log = cluster.data_dirs["part0"] / "debitcredit" / "dc2" / "_acklog" / "driver-p000.log"
+    deadline = time.monotonic() + 90
+    while not (log.exists() and log.stat().st_size > 2000) and time.monotonic() < deadline:
+        assert bench.poll() is None, bench.communicate()[0]
+        time.sleep(0.2)
+    pid = _hosted_server_pid(cluster, "part0")
+    assert pid is not None and log.exists()
+    os.kill(pid, signal.SIGKILL)  # mid-run: transactions in flight, some decided
+    out, _ = bench.communicate(timeout=60)
+    last = out.strip().splitlines()[-1]
+    assert bench.returncode != 0 and "Traceback" not in out, out
+    assert "DebitCredit partition 0 on host0" in last and "signal 9 (SIGKILL)" in last, last
+    db = data / "debitcredit" / "dc2"
+    assert f"`wisconsin repair {db} --cluster {cluster.scheduler_address}" in last, last
+
+    res = CliRunner().invoke(cli, ["repair", str(db)])  # the files are not here
+    assert res.exit_code == 2 and "give --cluster" in res.output, res.output
+    res = CliRunner().invoke(cli, ["repair", str(db), "--cluster", cluster.scheduler_address, *tls])
+    assert res.exit_code == 0, res.output
+    assert "verified on every host" in res.output and "independent check: OK" in res.output
+    assert "acknowledged transactions all in history" in res.output, res.output
+    again = CliRunner().invoke(
+        cli, ["repair", str(db), "--cluster", cluster.scheduler_address, *tls]
+    )
+    assert again.exit_code == 0 and "nothing pending on the hosts" in again.output, again.output

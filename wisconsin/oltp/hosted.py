@@ -109,10 +109,12 @@ class Hosts:
 
     client: a connected distributed.Client; places: each partition's Place; tls: the
     coordinator's own TLS files (its control links), None on a plain cluster; log_dirs:
-    each partition's log directory on its host."""
+    each partition's log directory on its host; repair: the command a lost partition's
+    line names."""
 
-    def __init__(self, client, places: list[Place], tls: links.Tls | None, log_dirs):
+    def __init__(self, client, places: list[Place], tls: links.Tls | None, log_dirs, repair=""):
         self.client, self.places, self.tls = client, places, tls
+        self.repair = repair  # the command that finishes what a lost partition left decided
         self.log_dirs = [Path(d) for d in log_dirs]
         self.started: list[dict] = []
         self.peer_addresses: list[str] = []  # where each partition's peer port listens
@@ -137,7 +139,8 @@ class Hosts:
             }
             err = str(self.log_dirs[p] / f"server-p{p:03d}.err")
             specs[f"p{p}"] = (pl.worker, python_argv(__name__), pickle.dumps(spec), err)
-        self.started = [self.procs.start(specs)[f"p{p}"] for p in range(len(self.places))]
+        started = self.procs.start(specs)
+        self.started = [started[f"p{p}"] for p in range(len(self.places))]
         for p, s in enumerate(self.started):
             word = s["line"].split()
             if len(word) != 3 or word[0] != "ready":
@@ -204,7 +207,7 @@ class Hosts:
         pid = self.started[p]["pid"] if p < len(self.started) else "?"
         return PartitionLost(
             f"{servers.label} partition {p} on {self.places[p]}, pid {pid}, {what}; the run "
-            f"stops; `wisconsin repair` on that host finishes what it left decided"
+            f"stops; `{self.repair or 'wisconsin repair'}` finishes what it left decided"
         )
 
     def exit(self, servers, failed: bool) -> None:
@@ -269,6 +272,26 @@ class Session:
         calls = {p: (pl.worker, fn, args_of(p)) for p, pl in enumerate(places)}
         return run_pinned(self.client, calls, timeout)
 
+    def check_hosts(self, places: list[Place]) -> None:
+        """ClusterError in one line if a partition's worker is gone or now runs on another
+        host than the one that holds its file."""
+        from wisconsin.cluster import ClusterError, worker_addresses
+
+        names = worker_addresses(self.client)
+        for p, pl in enumerate(places):
+            if pl.worker not in names:
+                raise ClusterError(
+                    f"partition {p}: its worker {pl.worker} is not connected to the scheduler; "
+                    f"start it again on {pl.host}"
+                )
+        now = self.on_each(places, task_where, lambda p: ("",), timeout=60.0)
+        for p, pl in enumerate(places):
+            if now[p]["host"] != pl.host:
+                raise ClusterError(
+                    f"partition {p}: its worker {pl.worker} now runs on {now[p]['host']}, but "
+                    f"its file is on {pl.host}; start the worker on {pl.host} again"
+                )
+
     def redo_decided(self, places: list[Place], decided, redo, args_of) -> int:
         """Recovery across hosts: decided(*args_of(p)) lists partition p's decided remote
         halves as (remote partition, half); each remote's host gets its own, redo(*args_of(
@@ -285,16 +308,37 @@ class Session:
 CLUSTER_NOTE = "cluster.json"
 
 
-def note_where(local_dir: Path, record) -> None:
-    """Here, in the database's directory: on which hosts its partition files are."""
+def note_where(local_dir: Path, workload: str, record) -> None:
+    """Here, in the database's directory: on which hosts its partition files are (its
+    workload's repair --cluster reads it back: read_note)."""
     import dataclasses
     import json
 
     from wisconsin import atomic
 
     local_dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(dataclasses.asdict(record), indent=1) + "\n"
-    atomic.write_text(local_dir / CLUSTER_NOTE, text)
+    body = {"workload": workload, "cluster": dataclasses.asdict(record)}
+    atomic.write_text(local_dir / CLUSTER_NOTE, json.dumps(body, indent=1) + "\n", overwrite=True)
+
+
+def read_note(local_dir) -> dict | None:
+    """The note's JSON object ({workload, cluster}); None if there is none or it is not one."""
+    from wisconsin import WisconsinError, atomic
+
+    try:
+        data = atomic.read_json(Path(local_dir) / CLUSTER_NOTE, "cluster note")
+    except (WisconsinError, OSError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("cluster"), dict) else None
+
+
+def noted_places(note: dict) -> tuple[list[Place], list[str]]:
+    """Each partition's Place (worker, host, address) and path, as the note recorded them."""
+    hosts = sorted(note["cluster"]["hosts"], key=lambda h: h["part"])
+    places = [
+        Place(h["worker"], h["host"], h["address"].rsplit(":", 1)[0], "", None) for h in hosts
+    ]
+    return places, [h["path"] for h in hosts]
 
 
 def main() -> None:

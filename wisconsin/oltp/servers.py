@@ -196,6 +196,8 @@ class PartitionServers:
         )
 
     def _repair_hint(self) -> str:
+        if self.hosts is not None and self.hosts.repair:
+            return f"; `{self.hosts.repair}` finishes what it left decided"
         db_dir = self.paths[0].parent
         return f"; `wisconsin repair {db_dir}` finishes what it left decided"
 

@@ -22,6 +22,7 @@ from wisconsin.workloads.debitcredit import audit, check, schema, transaction
 from wisconsin.workloads.debitcredit.coordinator import PartitionServers
 from wisconsin.workloads.debitcredit.driver import read_records
 from wisconsin.workloads.debitcredit.runfile import AuditRecord, PartitionResult
+from wisconsin.workloads.debitcredit.schema import WORKLOAD
 
 
 def _log_path(path: str | Path, part: int) -> Path:
@@ -153,11 +154,16 @@ def measure(cfg, partitions: int, say, job, on: hosted.Session, steps_of, said) 
     build_s = time.perf_counter() - t0
     paths = [built[p]["path"] for p in range(partitions)]
     log_dirs = [schema.ack_log_dir(Path(path).parent) for path in paths]
-    hosts = hosted.Hosts(client, places, on.target.tls, log_dirs)
+    local = schema.partition_file(cfg.data_dir, 0, partitions).parent
+    hosts = hosted.Hosts(client, places, on.target.tls, log_dirs, repair_command(local, on))
     job.start("start", f"P={partitions}: starting the partition servers", units=partitions)
     with PartitionServers(
         cfg.data_dir, partitions, cfg.sizing, log_dirs[0], hosts=hosts, paths=paths
     ) as servers:
+        where = oltp_runfile.cluster_record(
+            hosts, on.target.address, on.target.tls is not None, paths
+        )
+        hosted.note_where(local, WORKLOAD, where)  # before any transaction: repair reads it
         for line in hosts.link_lines():
             say(f"P={partitions} {line}")
         warmup_committed, steps = steps_of(servers, cfg, partitions, say, job)
@@ -165,8 +171,6 @@ def measure(cfg, partitions: int, say, job, on: hosted.Session, steps_of, said) 
     with naming_storage(f"P={partitions}: auditing the database on its hosts"):
         record = audit_on_hosts(on, places, paths)
     said(say, partitions, record, steps)
-    where = oltp_runfile.cluster_record(hosts, on.target.address, on.target.tls is not None, paths)
-    hosted.note_where(schema.partition_file(cfg.data_dir, 0, partitions).parent, where)
     return PartitionResult(
         partitions=partitions,
         # more partitions than the machines' cores (simulated hosts on one machine share it)
@@ -201,3 +205,39 @@ def audit_on_hosts(on: hosted.Session, places: list, paths: list[str]) -> AuditR
         independent=tuple(lines),
         independent_ok=ok,
     )
+
+
+def repair_command(local: Path, on: hosted.Session) -> str:
+    t = on.target
+    tls = f" --tls-ca {t.tls.ca} --tls-cert {t.tls.cert} --tls-key {t.tls.key}" if t.tls else ""
+    return f"wisconsin repair {local} --cluster {t.address}{tls}"
+
+
+def repair_on_cluster(table_dir, target: hosted.Target) -> list[str]:
+    """`wisconsin repair DIR --cluster ADDR` of a database a cluster bench left (DIR holds
+    its note): redo the decided remote halves on their hosts, then the audit (against the
+    drivers' logs: no acknowledged transaction lost) and the independent check per host."""
+    from wisconsin import WisconsinError
+    from wisconsin.store import TableDamaged
+
+    note = hosted.read_note(table_dir)
+    if note is None or note.get("workload") != WORKLOAD:
+        raise WisconsinError(f"{table_dir}: no DebitCredit cluster note ({hosted.CLUSTER_NOTE})")
+    places, paths = hosted.noted_places(note)
+    with hosted.Session(target) as on:
+        on.check_hosts(places)
+        record = audit_on_hosts(on, places, paths)
+    if not record.ok:
+        why = (record.problems or record.independent)[0]
+        raise TableDamaged(f"{table_dir}: invariants fail on the hosts: {why}")
+    where = ", ".join(f"{pl.host}:{path}" for pl, path in zip(places, paths, strict=True))
+    return [
+        f"{table_dir}: {record.recovered} decided remote half(s) applied on the hosts ({where})"
+        if record.recovered
+        else f"{table_dir}: nothing pending on the hosts ({where}), nothing changed",
+        f"verified on every host: account = teller = branch = history sums "
+        f"({record.account_sum:,}), {record.history_rows:,} history rows; "
+        f"{record.acknowledged:,} acknowledged transactions all in history, "
+        f"{record.in_doubt_committed:,} in doubt committed, {record.aborted:,} aborted absent",
+        record.independent[-1] + " (" + record.independent[2] + ")",
+    ]

@@ -103,9 +103,14 @@ def owns(path: str | os.PathLike) -> bool:
 
 
 def owns_table(table_dir: str | os.PathLike) -> bool:
+    """A database here, or the note a cluster bench leaves of one on its workers."""
+    from wisconsin.oltp.hosted import read_note
     from wisconsin.workloads.debitcredit.tables import is_database
 
-    return is_database(table_dir)
+    if is_database(table_dir):
+        return True
+    note = read_note(table_dir)
+    return note is not None and note.get("workload") == "debitcredit"
 
 
 # what `info` and `repair` read on a DebitCredit database (its files are checked whole, here)
@@ -115,8 +120,8 @@ INFO_TAKES = Takes(
     "{given}: for Wisconsin tables; a DebitCredit database's info checks it whole, here",
 )
 REPAIR_TAKES = Takes(
-    frozenset({"table_dir"}),
-    "{given}: for Wisconsin tables; a DebitCredit database is repaired whole, here",
+    frozenset({"table_dir", "cluster_address", "tls_ca", "tls_cert", "tls_key"}),
+    "{given}: for Wisconsin tables; a DebitCredit database is repaired whole",
 )
 
 
@@ -133,8 +138,20 @@ def info_table(
 def repair_table(
     table_dir: str | os.PathLike, opts: RepairOptions | None = None, console: Console | None = None
 ) -> list[str]:
-    """`wisconsin repair`: apply decided remote halves, then check the invariants."""
+    """`wisconsin repair`: apply decided remote halves, then check the invariants (with
+    --cluster, on the hosts a cluster bench left the database on)."""
+    from wisconsin.oltp import hosted
     from wisconsin.workloads.debitcredit.tables import repair
+
+    if opts is not None and opts.cluster_address is not None:
+        from wisconsin.workloads.debitcredit.hosts import repair_on_cluster
+
+        return repair_on_cluster(table_dir, hosted.target(opts.cluster_address, opts.tls))
+    if hosted.read_note(table_dir) is not None:
+        raise OptionError(
+            f"{table_dir}: its partitions are on a cluster's workers ({hosted.CLUSTER_NOTE}): "
+            "give --cluster ADDR (and --tls-ca/--tls-cert/--tls-key if it uses TLS)"
+        )
 
     done = repair(table_dir)
     a = done.audit

@@ -149,7 +149,7 @@ def run_window(on: hosted.Session, db_dir: Path, m, built: Built, step, say):
             say(line)
         tallies = servers.run(step)
     where = oltp_runfile.cluster_record(hosts, on.target.address, on.target.tls is not None, paths)
-    hosted.note_where(Path(db_dir), where)
+    hosted.note_where(Path(db_dir), "tpcc", where)
     return tallies, before, where
 
 
