@@ -225,3 +225,42 @@ def test_kill_9_of_a_hosts_server_then_repair_on_the_cluster(netns_cluster_facto
         cli, ["repair", str(db), "--cluster", cluster.scheduler_address, *tls]
     )
     assert again.exit_code == 0 and "nothing pending on the hosts" in again.output, again.output
+
+
+def test_compare_of_a_local_and_a_cluster_run_names_what_else_differs_first():
+    import dataclasses
+
+    from wisconsin.oltp.runfile import ClusterRecord, Link, PartitionHost
+    from wisconsin.workloads.debitcredit.compare import compare_runs
+
+    local = load("tests/fixtures/mainline/debitcredit-run.json")
+    res = local.results[-1]
+    p = res.partitions
+    hosts = tuple(
+        PartitionHost(i, f"part{i}", f"host{i}", f"10.0.0.{i}:5000", f"/d/{i}", 2, "m")
+        for i in range(p)
+    )  # p simulated hosts on one 2-core machine
+    links = tuple(Link(i, j, 4e-5, 3e-5, 1e-3, 2e8) for i in range(p) for j in range(p) if i != j)
+    record = ClusterRecord("tls://10.0.0.9:8786", True, hosts, links)
+    cluster_res = dataclasses.replace(res, cluster=record, pinned_cores=())
+    cluster = dataclasses.replace(
+        local, results=(*local.results[:-1], cluster_res), started_utc="2099-01-01T00:00:00Z"
+    )
+    text = compare_runs(local, cluster)
+    lines = text.splitlines()
+    assert lines[1] == "what else differs, A -> B:"
+    assert lines[2].startswith("  where: this machine (") and "-> a Dask cluster" in lines[2]
+    assert f"{p} hosts host0" in lines[2] and "on 1 machine(s)" in lines[2]
+    assert any("links: loopback, not measured -> round trip 0.040 ms, 200 MB/s" in x for x in lines)
+    assert any(x.startswith("  pinning: ") and "-> one worker each" in x for x in lines)
+    verdict = next(x for x in lines if x.startswith("verdict at P="))
+    assert lines.index(verdict) == 5  # right after what differs
+    assert verdict == f"verdict at P={p}: no steady closed window on both sides, no ratio"
+    from wisconsin.oltp.series import Interval
+
+    slower = interconnect.verdict([{"P": 2, "peak_ratio": Interval(0.8, 0.7, 0.9, 2)}])
+    assert slower == "verdict at P=2: B's peak tps is 0.80 [0.70-0.90] x A's (B slower)"
+    alike = interconnect.verdict([{"P": 2, "peak_ratio": Interval(1.0, 0.9, 1.2, 2)}])
+    assert alike.endswith("(the interval holds 1: no difference shown)")
+    assert "peak tps per partition and per core" in text
+    assert compare_runs(local, local).splitlines()[1] == ""  # alike: nothing named

@@ -22,6 +22,8 @@ class PartitionHost:
     host: str
     address: str  # its peer port, host:port
     path: str
+    cores: Count = 0  # the cores its worker's process may run on (0: not recorded)
+    machine: str = ""  # the host's kernel boot id: simulated hosts on one machine share it
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,9 @@ def cluster_record(hosts, address: str, tls: bool, paths) -> ClusterRecord:
         scheduler=address,
         tls=tls,
         hosts=tuple(
-            PartitionHost(p, pl.worker, pl.host, hosts.peer_addresses[p], str(paths[p]))
+            PartitionHost(
+                p, pl.worker, pl.host, hosts.peer_addresses[p], str(paths[p]), pl.cores, pl.machine
+            )
             for p, pl in enumerate(places)
         ),
         links=tuple(

@@ -109,3 +109,90 @@ def section(run) -> Section | None:
         "the home half) to 2 (prepare, then commit), plus the remote partition's own work"
     )
     return Section("Interconnect (cluster)", items, anchor="interconnect")
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def where(run, partitions: int) -> dict:
+    """Where P ran: its place in words, its cores, its links and its pinning."""
+    res = run.result(partitions)
+    c = getattr(res, "cluster", None)
+    env = run.environment
+    if c is None:
+        cores = int(env.get("usable_cores") or 0)
+        return {
+            "where": f"this machine ({env.get('hostname', '?')})",
+            "cores": cores,
+            "links": "loopback, not measured",
+            "pinning": f"pinned to cores {list(res.pinned_cores)}"
+            if res.pinned_cores
+            else "not pinned",
+        }
+    machines = {h.machine or h.host: h.cores for h in c.hosts}
+    cores = sum(machines.values())
+    shared = f", on {len(machines)} machine(s)" if len(machines) < len(c.hosts) else ""
+    rtt = link_rtt_s(c)
+    bw = statistics.median(link.bandwidth_bps for link in c.links) if c.links else None
+    return {
+        "where": f"a Dask cluster ({c.scheduler}, {'TLS' if c.tls else 'plain TCP'}): "
+        f"{len(c.hosts)} hosts {', '.join(h.host for h in c.hosts)}{shared}",
+        "cores": cores,
+        "links": "none" if rtt is None else f"round trip {rtt * 1e3:.3f} ms, {bw / 1e6:.0f} MB/s",
+        "pinning": "one worker each, not pinned to cores",
+    }
+
+
+def differences(a, b) -> list[str]:
+    """What else differs between two runs' common P, A -> B, the place first ([]: nothing:
+    both ran alike, here or on the same kind of cluster)."""
+    common = [r.partitions for r in a.results if b.result(r.partitions) is not None]
+    if not common:
+        return []
+    p = common[-1]
+    wa, wb = where(a, p), where(b, p)
+    out = [
+        f"{k}: {wa[k]} -> {wb[k]}" for k in ("where", "cores", "links", "pinning") if wa[k] != wb[k]
+    ]
+    ha, hb = a.environment.get("hostname"), b.environment.get("hostname")
+    if out and ha != hb:
+        out.append(f"coordinator: {ha} -> {hb}")
+    return out
+
+
+def per_core_lines(a, b, partitions: list[int]) -> list[str]:
+    """Peak tps per partition and per core, A and B side by side (intervals as measured)."""
+    from wisconsin.workloads.debitcredit import metrics
+
+    lines = ["peak tps per partition and per core (cores: where each ran, as above):"]
+    for p in partitions:
+        cells = []
+        for side, run in (("A", a), ("B", b)):
+            peak = metrics.peak_tps(run.result(p))
+            cores = where(run, p)["cores"] or 1
+            per_part = _scaled(peak, 1 / p)
+            per_core = _scaled(peak, 1 / min(p, cores))
+            cells.append(
+                f"{side} {per_part} per partition, {per_core} per core (of {min(p, cores)})"
+            )
+        lines.append(f"  P={p}: " + "; ".join(cells))
+    return lines
+
+
+def _scaled(iv, k: float) -> str:
+    from wisconsin.oltp.series import Interval
+
+    return Interval(iv.median * k, iv.low * k, iv.high * k, iv.n).fmt()
+
+
+def verdict(rows: list[dict]) -> str:
+    """One line: B's peak against A's at the largest P both measured."""
+    r = rows[-1]
+    ratio = r["peak_ratio"]
+    if not ratio.n:
+        return f"verdict at P={r['P']}: no steady closed window on both sides, no ratio"
+    if ratio.low <= 1 <= ratio.high:
+        how = "the interval holds 1: no difference shown"
+    else:
+        how = "B faster" if ratio.low > 1 else "B slower"
+    return f"verdict at P={r['P']}: B's peak tps is {ratio.fmt(2)} x A's ({how})"
