@@ -217,6 +217,8 @@ def test_kill_9_of_a_hosts_server_then_repair_on_the_cluster(netns_cluster_facto
 
     res = CliRunner().invoke(cli, ["repair", str(db)])  # the files are not here
     assert res.exit_code == 2 and "give --cluster" in res.output, res.output
+    res = CliRunner().invoke(cli, ["info", str(db)])
+    assert res.exit_code == 2 and "partitions are on a cluster's workers" in res.output
     res = CliRunner().invoke(cli, ["repair", str(db), "--cluster", cluster.scheduler_address, *tls])
     assert res.exit_code == 0, res.output
     assert "verified on every host" in res.output and "independent check: OK" in res.output

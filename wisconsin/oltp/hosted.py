@@ -347,9 +347,8 @@ def main() -> None:
     listener = links.SocketListener(spec["host"], spec["authkey"], spec["tls"], backlog=1)
     print(f"ready {listener.address[0]} {listener.address[1]}", flush=True)
     os.dup2(2, 1)  # nobody reads the pipe after the first line: what is printed goes to stderr
-    listener._sock.settimeout(ACCEPT_TIMEOUT_S)
     try:
-        ctrl = listener.accept()
+        ctrl = listener.accept(ACCEPT_TIMEOUT_S)
     except OSError as exc:
         print(f"no coordinator connected within {ACCEPT_TIMEOUT_S:g} s: {exc}", file=sys.stderr)
         os._exit(3)

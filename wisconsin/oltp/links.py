@@ -124,7 +124,9 @@ class SocketListener:
         self._sock = socket.create_server((host, 0), backlog=backlog)
         self.address = self._sock.getsockname()[:2]
 
-    def accept(self) -> SocketConnection:
+    def accept(self, timeout: float | None = None) -> SocketConnection:
+        """The next authenticated connection (OSError: none within timeout, or refused)."""
+        self._sock.settimeout(timeout)
         sock, _ = self._sock.accept()
         try:
             sock.settimeout(HANDSHAKE_TIMEOUT_S)  # a silent client does not hold the loop

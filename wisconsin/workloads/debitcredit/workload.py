@@ -130,8 +130,14 @@ def info_table(
 ) -> tuple[list[str], str | None]:
     """`wisconsin info` on a DebitCredit database: (lines, None or the kind of what its check
     found: wisconsin.DAMAGED)."""
-    from wisconsin.workloads.debitcredit.tables import info
+    from wisconsin.oltp import hosted
+    from wisconsin.workloads.debitcredit.tables import info, is_database
 
+    if not is_database(table_dir) and hosted.read_note(table_dir) is not None:
+        raise OptionError(
+            f"{table_dir}: its partitions are on a cluster's workers ({hosted.CLUSTER_NOTE}); "
+            "`wisconsin repair DIR --cluster ADDR` checks them on their hosts"
+        )
     return info(table_dir)
 
 
