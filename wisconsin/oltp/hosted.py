@@ -244,10 +244,12 @@ class Target:
 
 
 def target(address: str, tls_files: tuple) -> Target:
-    """--cluster ADDR with its --tls-ca/--tls-cert/--tls-key, checked (ClusterError)."""
-    from wisconsin.cluster import resolve_target
+    """--cluster ADDR with its --tls-ca/--tls-cert/--tls-key, checked (ClusterError): a
+    scheduler that is not there fails here, in seconds, before the bench says anything."""
+    from wisconsin.cluster import probe, resolve_target
 
     address, security = resolve_target(address, *tls_files)
+    probe(address)
     return Target(address, security, links.Tls(*tls_files) if security is not None else None)
 
 
