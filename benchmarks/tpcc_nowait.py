@@ -45,10 +45,11 @@ RAMP_S = 2.0
 GOAL = 0.9
 
 
-def _load(m, window: float, seed: int) -> driver.Load:
+def _load(m, window: float, seed: int, local_only: bool = False) -> driver.Load:
     c = rules.run_constants(m.constants, seed)
     return driver.Load("nowait", RAMP_S, window, seed, (c.c_last, c.c_id, c.ol_i_id),
-                       workers=4, checkpoint_at_s=None, deferred_delivery=False)  # fmt: skip
+                       workers=4, checkpoint_at_s=None, deferred_delivery=False,
+                       local_only=local_only)  # fmt: skip
 
 
 def harness(db: Path, m, window: float, seed: int) -> tuple[float, float]:
@@ -85,12 +86,13 @@ def _loop_worker(con, term, t_start, t_end, out, lock) -> None:
     cur.close()
 
 
-def plain_loop(path: str, m, window: float, seed: int, core: int, q) -> None:
-    """The spawned plain loop: the harness's terminals without the harness."""
+def plain_loop(path: str, m, window: float, seed: int, core: int, q, part: int = 0) -> None:
+    """The spawned plain loop: the harness's terminals of partition `part` without the
+    harness (their inputs drawn local-only: a loop reaches no other partition)."""
     os.sched_setaffinity(0, {core})
     con = connect(path, memory_limit=MEMORY_LIMIT)
-    load_ = _load(m, window, seed)
-    node = SimpleNamespace(placement=m.placement, scale=m.scale, part=0)
+    load_ = _load(m, window, seed, local_only=True)
+    node = SimpleNamespace(placement=m.placement, scale=m.scale, part=part)
     terms = driver.Step(node, load_).terminals()
     cpu0, t0 = time.process_time(), time.perf_counter()
     out, lock = {"all": 0, "window": 0}, threading.Lock()

@@ -281,23 +281,31 @@ def test_bench_ends_with_where_its_time_went():
 
 
 def test_the_page_written_beside_the_figures_is_the_runs_report(tmp_path):
-    """bench writes the HTML page in a second process from the run file while it draws the
-    figure files: the page is the one `report --format html` renders of that file."""
+    """bench draws each figure once per format (the PNGs in a second process): the page is
+    the one `report --format html` renders of the run file, its inline figures are the SVG
+    files, and the text report is `report`'s."""
     import shutil
 
     from wisconsin.runfiles import runfile
     from wisconsin.workloads.wisconsin import report
-    from wisconsin.workloads.wisconsin.pipeline import _figures_and_page
+    from wisconsin.workloads.wisconsin.pipeline import _report_figures_and_page
 
     src = tmp_path / "run.json"
     shutil.copy("tests/fixtures/run_real.json", src)
     run = runfile.load(src)
-    page = tmp_path / "run.report.html"
-    figures = _figures_and_page(run, src, page)
+    page, text_file = tmp_path / "run.report.html", tmp_path / "run.report.txt"
+    text, figures = _report_figures_and_page(run, src, text_file, page)
     assert figures and all(f.exists() for f in figures)
+    assert {f.suffix for f in figures} == {".png", ".svg"}
+    assert all(f.read_bytes().startswith(b"\x89PNG") for f in figures if f.suffix == ".png")
+    assert text_file.read_text() == text == report.render_report([run], "text")
+    html = page.read_text()
+    for svg in (f for f in figures if f.suffix == ".svg"):
+        body = svg.read_text()
+        assert body[body.index("<svg") :] in html, svg.name
 
     # the same page but for the ids matplotlib draws anew in each rendering (clips, markers)
     def drawn_ids(text):
         return re.sub(r"\b[mp][0-9a-f]{10}\b", "<ID>", text)
 
-    assert drawn_ids(page.read_text()) == drawn_ids(report.render_report([run], "html"))
+    assert drawn_ids(html) == drawn_ids(report.render_report([run], "html"))

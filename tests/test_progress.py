@@ -92,10 +92,48 @@ def test_the_rounds_expected_are_the_minimum_then_a_block_at_a_time(monkeypatch)
     assert loop.expected_rounds() == 3
 
 
+def test_the_most_rounds_are_max_reps_within_the_budget(monkeypatch):
+    """The laptop preset's estimate at half its job said ~26 s left and it took 652 s more:
+    the stop rule asked for rounds 16-30. The most it may yet ask for is --max-reps, no
+    more than the time budget holds at the last round's pace."""
+    assert _loop((15, 30), "warm", None, 3).expected_rounds(most=True) == 30
+    assert _loop((15, 30), "warm", None, 3).expected_rounds() == 15
+    loop = _loop((10, 40), "warm", 100.0, 2)
+    monkeypatch.setattr("time.perf_counter", lambda: 30.0)
+    loop._started, loop._round_s = 0.0, 20.0  # 60 s left hold 3 more rounds
+    assert loop.expected_rounds(most=True) == 2 + 3
+
+
+def test_the_time_left_says_the_most_it_may_take_when_well_above():
+    """A job planned with more units that may begin says both; the display names the most
+    only when it is well above the expected (else the line would always carry it)."""
+    clock, shown = Clock(), []
+
+    def display(label, done, total, job=None, left_s=None, most_s=None):
+        shown.append((left_s, most_s))
+
+    display.estimates = True
+    job = Job(display, clock=clock)
+    job.plan("step", 10, each_s=2.0, most=30)
+    job.start("step", "one")
+    assert shown[-1] == (20.0, 60.0)  # 9 planned + the current one's 2 s; 29 more at most
+    clock.t = 2.0
+    job.start("step", "two")  # 8 planned after this one, 28 at most
+    assert shown[-1] == (18.0, 58.0)
+    job.plan("step", 0)  # the rule said stop: nothing more may begin
+    assert job.left_s(most=True) == job.left_s() == 2.0
+    assert options.left_text(16.0, 56.0) == "~16 s left (up to ~56 s if the intervals stay wide)"
+    assert options.left_text(100.0, 154.0) == "~1.7 min left"  # not well above: not said
+    assert options.left_text(100.0, 156.0) == (
+        "~1.7 min left (up to ~2.6 min if the intervals stay wide)"
+    )
+    assert options.left_text(10.0, None) == "~10 s left"
+
+
 def test_the_time_left_is_each_kinds_measured_step_time():
     clock, shown = Clock(), []
 
-    def display(label, done, total, job=None, left_s=None):
+    def display(label, done, total, job=None, left_s=None, most_s=None):
         shown.append((label, job, left_s))
 
     display.estimates = True

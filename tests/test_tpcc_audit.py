@@ -14,6 +14,7 @@ from wisconsin.workloads.tpcc.runfile import (
     Checkpoint,
     Config,
     KindResult,
+    Receipts,
     Result,
     Times,
     TpccRun,
@@ -31,6 +32,15 @@ def kind(name: str, count: int, seconds: float = 0.1) -> KindResult:
         histogram.record(h, seconds)
     t = Times(count, 1.0, 1.0, 1.0)
     return KindResult(name, count, 0, 0, 0, histogram.summarize(h), histogram.encode(h), t, t)
+
+
+def receipts(acknowledged: int, with_keys: int, lost: int = 0, **fields) -> Receipts:
+    """A receipts check of a run: acknowledged C lines, with_keys of them with rows to find."""
+    named = tuple(f"New-Order txid {i}: no ORDER row" for i in range(lost))
+    values = dict(acknowledged=acknowledged, with_keys=with_keys, found=with_keys - lost,
+                  lost=named, lost_count=lost, in_doubt=0, aborted=0, halves_missing=0,
+                  halves_orphaned=0)  # fmt: skip
+    return Receipts(**{**values, **fields})
 
 
 def forged(per_second: float = 1.6, **result) -> TpccRun:
@@ -52,6 +62,7 @@ def forged(per_second: float = 1.6, **result) -> TpccRun:
         cpu_s=(10.0, 10.0), first_error="", recovered=0,
         consistency=tuple(f"3.3.2.{n} ok" for n in range(1, 13)), consistency_failed=(),
         independent=("independent check: OK",), independent_ok=True, build_s=10.0, db_bytes=1,
+        receipts=receipts(sum(k.count for k in kinds) - small, round(no * 88 / 45)),
     )  # fmt: skip
     cfg = Config(
         mode="spec", partitions=2, warehouses_per_partition=W // 2, customers_per_district=3000,
@@ -201,3 +212,21 @@ def test_scale_label_says_unscaled_first():
     t = metrics.tpmc_interval(noisy.result, WINDOW)
     assert t.median > metrics.MAX_TPMC_PER_WAREHOUSE * W >= t.low
     assert metrics.scale_label(noisy).startswith("scaled")
+
+
+def test_no_acknowledged_transaction_lost():
+    """One lost receipt, one decided half unapplied or one applied undecided fails; the log
+    must hold at least the completions the terminals counted (one fewer fails)."""
+    r = forged().result
+    counted = sum(k.count for k in r.kinds if k.kind != ins.DELIVERY)
+    a = r.receipts
+    assert verdicts(forged())["acknowledged transactions"] and a.acknowledged == counted
+    for broken in (receipts(a.acknowledged, a.with_keys, lost=1),
+                   receipts(a.acknowledged, a.with_keys, halves_missing=1),
+                   receipts(a.acknowledged, a.with_keys, halves_orphaned=1),
+                   receipts(counted - 1, a.with_keys - 1),
+                   receipts(a.acknowledged, a.with_keys, found=a.with_keys - 1)):  # fmt: skip
+        assert not verdicts(forged(receipts=broken))["acknowledged transactions"], broken
+    assert not verdicts(forged(receipts=None))["acknowledged transactions"]
+    rule = {x.name: x for x in audit.audit_run(forged(receipts=receipts(counted, 9, lost=1)))}
+    assert "New-Order txid 0: no ORDER row" in rule["acknowledged transactions"].detail

@@ -156,3 +156,19 @@ def test_the_independent_check_reads_the_files_alone(built, capsys):
     assert capsys.readouterr().out.splitlines()[-1] == "independent check: OK"
     assert main([]) == 2
     assert main([str(built / "nowhere")]) == 1
+
+
+def test_info_exits_0_on_a_sound_database_and_3_on_a_broken_one(built, tmp_path):
+    """`wisconsin info` of a TPC-C database ended in a KeyError traceback whatever it found
+    (its check's 0/1 was taken for an exit-code kind): sound is 0, a failed condition 3."""
+    from click.testing import CliRunner
+
+    from wisconsin.cli import cli
+
+    res = CliRunner().invoke(cli, ["info", str(built)])
+    assert res.exit_code == 0 and res.exception is None, res.output
+    assert "TPC-C database" in res.output and "3.3.2.1 ok" in res.output
+    db, _ = _broken(built, tmp_path, "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1")
+    res = CliRunner().invoke(cli, ["info", str(db)])
+    assert res.exit_code == 3 and isinstance(res.exception, SystemExit), res.output
+    assert "3.3.2.1 FAIL" in res.output.replace("FAILED", "FAIL"), res.output

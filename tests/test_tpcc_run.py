@@ -31,7 +31,13 @@ def test_a_nowait_run_commits_across_partitions_and_stays_consistent(nowait_run)
     # 15% of payments are by a customer of the other warehouse, which is the other partition
     assert sum(k.distributed for k in r.kinds) > 0
     rules = {x.name: x for x in audit.audit_run(run)}
-    for name in ("new orders", "consistency", "deferred deliveries", "checkpoint in the window"):
+    for name in (
+        "new orders",
+        "consistency",
+        "deferred deliveries",
+        "checkpoint in the window",
+        "acknowledged transactions",
+    ):
         assert rules[name].ok, rules[name].detail
 
 
@@ -146,8 +152,9 @@ def test_kill_9_mid_run_then_repair_keeps_the_conditions(tmp_path):
     with lost, PartitionServers(db, m, db / "logs", pin=False) as s:
         threading.Timer(3.0, os.kill, (s.pids[1], signal.SIGKILL)).start()
         s.run(step)
-    lines = workload.repair_table(db)
+    lines, problem = workload.repair_table(db)
     assert "conditions 3.3.2.1-4 hold" in lines[0]
+    assert "no acknowledged transaction lost" in lines[0] and problem is None, lines
     numbers = [n for n in consistency.CONDITIONS if n != 11]
     verdicts = consistency.check_database(load.partition_paths(db, m), TINY, None, numbers)
     assert not consistency.failed(verdicts), consistency.lines(verdicts)

@@ -134,6 +134,22 @@ def test_each_input_says_which_partitions_it_touches():
     assert pay.partitions(place) == {0}
 
 
+def test_local_inputs_draw_remote_warehouses_within_the_home_partition():
+    """The benchmarks' local-only runs: a remote warehouse is another of the partition's own
+    (4 on partition 1 for home 3), never one elsewhere; the specification's draw spans all."""
+    place = Placement(3, 2)
+    run = rules.run_constants(rules.load_constants(SEED), 1)
+
+    def remotes(local: bool) -> Counter:
+        inputs = ins.Inputs(place, run, np.random.default_rng(1), SCALE, local=local)
+        return Counter(inputs._remote(3) for _ in range(600))
+
+    assert set(remotes(True)) == {4}
+    assert set(remotes(False)) == {1, 2, 4, 5, 6}
+    alone = ins.Inputs(Placement(2, 1), run, np.random.default_rng(1), SCALE, local=True)
+    assert alone._remote(2) == 2  # the only warehouse of its partition: the home one
+
+
 def test_the_deck_deals_the_mix_exactly_per_hundred_cards():
     deck = ins.deck(np.random.default_rng(1))
     for _ in range(3):

@@ -9,7 +9,8 @@ fragment case-insensitively: the kind of thing given, or the option refused.
 
 Placeholders: {data} a data directory (F1, F2), {table} its F2, {dcdb} a DebitCredit
 database, {dcdata} the directory a DebitCredit bench was given, {wrun} a Wisconsin run file,
-{dcrun} and {dcrun2} DebitCredit run files, {ab} an A/B file of 2 blocks a side, {journal} a
+{dcrun} and {dcrun2} DebitCredit run files, {tpdb} a TPC-C database, {tprun} and {tprun2}
+TPC-C run files, {ab} an A/B file of 2 blocks a side, {journal} a
 run journal, {random} a file of random bytes, {empty} an empty .json, {foreign} a JSON file
 of another tool, {dir} an empty directory, {docs} a directory holding a README, {mixed} a
 data directory holding a table and a file of the user's, {missing} and {new} paths that do
@@ -60,9 +61,9 @@ def ok(args: str, *says: str, why: str, **kw) -> Case:
 
 WK, VAL, CONFLICT = "wrong kind", "bad value", "conflicting options"
 NA, MISSING, ISSUE = "option that does not apply", "missing or empty", "issue 45"
-RUN_KINDS = ("wrun", "dcrun", "ab", "journal")  # files: never a table
+RUN_KINDS = ("wrun", "dcrun", "tprun", "ab", "journal")  # files: never a table
 NAMED = {"table": "wisconsin table", "dcdb": "debitcredit database", "data": "data directory",
-         "journal": "run journal"}  # fmt: skip
+         "journal": "run journal", "tpdb": "tpcc database"}  # fmt: skip
 
 # fmt: off
 CASES: list[Case] = [
@@ -313,5 +314,28 @@ CASES: list[Case] = [
     no("ab --data {data} --a '--tables H' --b ''", "kind", "H", why=VAL),
     no("ab --data {data} --out {random} --a '' --b '--mode shared-memory'", "--out", "file",
        why=WK),
+    # ------------------------------------------------------------------ TPC-C's files and options
+    ok("info {tpdb}", "tpc-c database", "3.3.2.4 ok", why="its own kind"),
+    no("info {tpdb} --json", "--json", "tpc-c database", why=NA),
+    no("repair {tpdb} --jobs 2", "--jobs", "tpc-c database", why=NA),
+    no("run --data {tpdb}", "tpcc database", why=WK),
+    no("run --resume {tprun}", "tpcc", "not a wisconsin", why=WK),
+    no("ab --data {tpdb} --a '' --b '--mode shared-memory'", "tpcc database", why=WK),
+    no("export {tpdb} --out {new}", "tpcc database", why=WK),
+    no("generate --data {tpdb} --kind F --rows 2000 --partitions 1", "tpcc database", why=WK),
+    no("audit {tpdb}", "tpcc database", "not a run file", why=WK),
+    no("history {tprun}", "tpcc", "not a wisconsin", why=WK),
+    no("report {wrun} {tprun}", "tpcc", "wisconsin", why=WK),
+    no("report {tprun} --format csv", "csv", why=VAL),
+    no("plot {tprun} {dcrun}", "tpcc", "debitcredit", why=WK),
+    no("compare {wrun} {tprun}", "tpcc", "wisconsin", why=WK),
+    no("compare {tprun} {tprun2} --force", "--force", why=NA),
+    no("remove {tprun}", "run files are removed with rm", why=WK),
+    no("bench --workload tpcc --preset tiny", "--preset", "tpcc", why=NA),
+    no("bench --workload tpcc --branches 2", "--branches", "tpcc", why=NA),
+    no("bench --workload tpcc --resume {tprun}", "--resume", "tpcc", why=NA),
+    no("bench --workload tpcc --partitions 0", "--partitions", why=VAL),
+    no("bench --workload tpcc --step-seconds 0", "--step-seconds", why=VAL),
+    no("bench --workload tpcc --data {table} --quiet", "inside", "wisconsin table", why=WK),
 ]
 # fmt: on

@@ -75,6 +75,7 @@ def build(root: Path, real: bool = False) -> dict[str, Path]:
         _ab_file(runs / "wisconsin.json", runs / "ab.json")
     for key, name in (("wrun", "wisconsin"), ("dcrun", "debitcredit"), ("ab", "ab")):
         p[key] = runs / f"{name}.json"
+    _tpcc(root, p)
     # a second DebitCredit run for compare: the same measurements, another start
     p["dcrun2"] = runs / "debitcredit-2.json"
     second = dict(json.loads(p["dcrun"].read_text()), started_utc="2000-01-01T00:00:00Z")
@@ -91,6 +92,25 @@ def build(root: Path, real: bool = False) -> dict[str, Path]:
     shutil.copytree(p["data"] / "F1", p["mixed"] / "F1")
     (p["mixed"] / "notes.txt").write_text("mine\n")
     return p
+
+
+def _tpcc(root: Path, p: dict[str, Path]) -> None:
+    """A TPC-C database of one warehouse at a tiny scale (~3 s), and two TPC-C run files
+    (forged by the audit's tests; the same measurements, two starts). The database is built
+    in a child: its builders are spawned processes, which import the __main__ of whoever
+    asks (benchmarks/bad_inputs.py could not be imported from theirs)."""
+    p["tpdb"] = root / "tpdata" / "tpcc"
+    build = (
+        "import sys; from wisconsin.workloads.tpcc import load; "
+        "from wisconsin.workloads.tpcc.schema import Placement, Scale; "
+        "load.build(sys.argv[1], Placement(1, 1), seed=3, "
+        "scale=Scale(customers_per_district=30, items=200))"
+    )
+    subprocess.run([sys.executable, "-c", build, str(p["tpdb"])], check=True, timeout=120)
+    p["tprun"], p["tprun2"] = p["runs"] / "tpcc.json", p["runs"] / "tpcc-2.json"
+    shutil.copy(FIXTURES / "tpcc_run.json", p["tprun"])
+    second = dict(json.loads(p["tprun"].read_text()), started_utc="2000-01-01T00:00:00Z")
+    p["tprun2"].write_text(json.dumps(second))
 
 
 def _fixture(args: list[str], real: bool) -> None:

@@ -319,11 +319,19 @@ def print_outcome(done: command_options.Outcome) -> None:
 LOG_EVERY_S = 5.0
 
 
-def left_text(left_s: float | None) -> str:
-    """Seconds left as the display says them ('' if unknown)."""
+def _seconds(s: float) -> str:
+    return f"~{s / 60:.1f} min" if s >= 90 else f"~{s:.0f} s"
+
+
+def left_text(left_s: float | None, most_s: float | None = None) -> str:
+    """Seconds left as the display says them ('' if unknown); most_s: the most it may take
+    if the work asks for all it may (said when it is well above)."""
     if left_s is None:
         return ""
-    return f"~{left_s / 60:.1f} min left" if left_s >= 90 else f"~{left_s:.0f} s left"
+    text = f"{_seconds(left_s)} left"
+    if most_s is not None and most_s > 1.25 * left_s + 30:
+        text += f" (up to {_seconds(most_s)} if the intervals stay wide)"
+    return text
 
 
 class _Phase:
@@ -364,7 +372,7 @@ def _log_lines(stream) -> Callable[..., None]:
 
     phase, state = _Phase(), {"at": 0.0, "finished": None}
 
-    def update(label: str, done: int, total: int, job=None, left_s=None) -> None:
+    def update(label: str, done: int, total: int, job=None, left_s=None, most_s=None) -> None:
         now = time.monotonic()
         new, finished = phase.update(done, total), done >= total > 0
         due = now - state["at"] >= LOG_EVERY_S
@@ -373,7 +381,7 @@ def _log_lines(stream) -> Callable[..., None]:
         state.update(at=now, finished=finished)
         line = f"{label}: {done:,}/{total:,} ({100 * done / total:.0f}%)" if total else label
         if job is not None:
-            line += f"; job {100 * job:.0f}%" + (f", {left_text(left_s)}" if left_s else "")
+            line += f"; job {100 * job:.0f}%" + (f", {left_text(left_s, most_s)}" if left_s else "")
         elif left := phase.remaining():
             line += f", {left}"
         click.echo(f"[{datetime.now().strftime('%H:%M:%S')}] {line}", file=stream)
@@ -408,10 +416,11 @@ def progress_display(quiet: bool) -> Iterator:
         phase = _Phase()
         task = bar.add_task("", total=1, left="")
 
-        def update(label: str, done: int, total: int, job=None, left_s=None) -> None:
+        def update(label: str, done: int, total: int, job=None, left_s=None, most_s=None) -> None:
             new = phase.update(done, total)
             if job is not None:  # the whole job: never reset, its elapsed the job's
-                bar.update(task, description=label, completed=job, total=1, left=left_text(left_s))
+                left = left_text(left_s, most_s)
+                bar.update(task, description=label, completed=job, total=1, left=left)
                 return
             if new:
                 bar.reset(task, total=max(total, 1), completed=done)

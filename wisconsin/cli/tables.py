@@ -220,9 +220,11 @@ def repair(ctx, table_dir, quiet, **_options) -> None:
     workload = workloads.get(workloads.of_table(table_dir))
     opts = parsed(ctx, RepairOptions, getattr(workload, "REPAIR_TAKES", None))
     with usage_errors():
-        lines = workload.repair_table(table_dir, opts, console(quiet))
+        lines, problem = workload.repair_table(table_dir, opts, console(quiet))
     for line in lines:
         click.echo(line)
+    if problem is not None:  # still damaged: each line says what
+        sys.exit(exits.CODE[problem])
 
 
 @click.command()

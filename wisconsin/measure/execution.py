@@ -273,14 +273,15 @@ class Loop:
     _started: float | None = None  # perf_counter when loop() began
     _round_s: float = 0.0  # the last round's seconds (0: none yet)
 
-    def expected_rounds(self) -> int:
+    def expected_rounds(self, most: bool = False) -> int:
         """Timed rounds the run is expected to take: --min-reps, or once past them (the
         stopping rule asked for more) to the end of the next round's block; never more than
-        --max-reps, nor than the time budget holds at the last round's pace."""
+        --max-reps, nor than the time budget holds at the last round's pace. most: the
+        rounds the stopping rule may yet ask for (--max-reps, within the budget)."""
         lo, hi = self.opts.reps
         k = self.block_rounds or 1
         n = self.timed_rounds_done()
-        rounds = min(hi, -(-max(lo, n + 1) // k) * k)  # the rule is asked at block ends
+        rounds = hi if most else min(hi, -(-max(lo, n + 1) // k) * k)  # asked at block ends
         budget = self.opts.time_budget_s
         if budget and self._round_s > 0 and self._started is not None:
             left = budget - self.elapsed_before - (time.perf_counter() - self._started)
@@ -295,16 +296,25 @@ class Loop:
         """Tell the job the steps and fresh workers still to come, from round `index` on
         (done_here of its steps already done: a resumed round)."""
         rounds, k = self.expected_rounds(), self.block_rounds or 1
-        later = max(0, rounds - max(index, self.timed_rounds_done()))
+        most = max(rounds, self.expected_rounds(most=True))
+        past = max(index, self.timed_rounds_done())
+        later, most_later = max(0, rounds - past), max(0, most - past)
         steps = len(self.steps)
         here = max(0, steps - done_here)
         if index == 0:
             self.progress.plan("warm-up step", here)
-            self.progress.plan("step", later * steps, like="warm-up step")
+            self.progress.plan("step", later * steps, like="warm-up step", most=most_later * steps)
         else:
-            self.progress.plan("step", here + later * steps)
-        fresh = sum(1 for r in range(index + 1, rounds + 1) if r > 1 and (r - 1) % k == 0)
-        self.progress.plan("fresh workers", fresh if self.new_block else 0)
+            self.progress.plan("step", here + later * steps, most=here + most_later * steps)
+
+        def fresh(last: int) -> int:
+            return sum(1 for r in range(index + 1, last + 1) if r > 1 and (r - 1) % k == 0)
+
+        self.progress.plan(
+            "fresh workers",
+            fresh(rounds) if self.new_block else 0,
+            most=fresh(most) if self.new_block else 0,
+        )
 
     @property
     def block_rounds(self) -> int:

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from wisconsin.runfiles.runfile import Estimate
 
 # display(label, done, total): a progress callback; one whose `estimates` attribute is True
-# is also given job= (the fraction of the job done, or None) and left_s= (its time left)
+# is also given job= (the fraction of the job done, or None), left_s= (its time left) and
+# most_s= (its time left if the work asks for all it may: a stop rule's most rounds)
 Display = Callable[..., None]
 SAY_EVERY_S = 0.25  # estimates kept for the record at most this often (a build's rows)
 
@@ -26,6 +27,7 @@ SAY_EVERY_S = 0.25  # estimates kept for the record at most this often (a build'
 @dataclass
 class _Kind:
     planned: float = 0.0  # units planned and not yet begun
+    most: float = 0.0  # units that may yet begin (>= planned): a stop rule may ask for more
     done: float = 0.0  # units measured
     seconds: float = 0.0  # what they took
     guess_s: float | None = None  # a unit's seconds until one is measured
@@ -55,12 +57,19 @@ class Job:
     # ------------------------------------------------------------------ fed by the work
 
     def plan(
-        self, kind: str, units: float, each_s: float | None = None, like: str | None = None
+        self,
+        kind: str,
+        units: float,
+        each_s: float | None = None,
+        like: str | None = None,
+        most: float | None = None,
     ) -> None:
         """units of kind still to begin (replacing what was planned of it); each_s: a unit's
-        seconds until one is measured, like: or those of that kind, once measured."""
+        seconds until one is measured, like: or those of that kind, once measured; most:
+        the units that may yet begin if the work asks for more (default: units)."""
         k = self.kinds.setdefault(kind, _Kind())
         k.planned = max(0.0, float(units))
+        k.most = max(k.planned, float(most if most is not None else units))
         if each_s is not None:
             k.guess_s = each_s
         if like is not None:
@@ -80,6 +89,7 @@ class Job:
         self._end(now)
         k = self.kinds.setdefault(kind, _Kind())
         k.planned = max(0.0, k.planned - units)
+        k.most = max(k.planned, k.most - units)
         self._current = _Current(kind, units, now)
         self._show(label, done, total, now)
 
@@ -133,17 +143,19 @@ class Job:
             return like.guess_s
         return k.guess_s
 
-    def left_s(self, now: float | None = None) -> float | None:
+    def left_s(self, now: float | None = None, most: bool = False) -> float | None:
         """Seconds the job has left: every planned unit at its kind's seconds, and what the
-        current step has left of its own (None while a kind planned has no time known)."""
+        current step has left of its own (None while a kind planned has no time known);
+        most: if every unit that may yet begin does."""
         now = self.clock() if now is None else now
         left = 0.0
         for name, k in self.kinds.items():
-            if k.planned > 0:
+            units = k.most if most else k.planned
+            if units > 0:
                 each = self.per_unit(name)
                 if each is None:
                     return None
-                left += k.planned * each
+                left += units * each
         c = self._current
         if c is not None:
             spent = now - c.started
@@ -168,7 +180,8 @@ class Job:
             self.display(label, *count)
             return
         job = at / (at + left) if left is not None and at + left > 0 else None
-        self.display(label, *count, job=job, left_s=left)
+        most = self.left_s(now, most=True) if left is not None else None
+        self.display(label, *count, job=job, left_s=left, most_s=most)
 
     def record(self) -> Estimate | None:
         """What the estimate said at half the job (its wall time until now): the last one

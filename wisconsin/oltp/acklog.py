@@ -12,6 +12,7 @@ import errno
 import os
 import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import DamagedData
@@ -95,11 +96,14 @@ class AckLog:
         os.close(self.fd)
 
 
-def read_records(path: str | os.PathLike, record: re.Pattern) -> list[tuple[str, int]]:
-    """(kind, txid) of each record of a driver's log, in order. A last line without its
-    newline (cut by a crash) is not a record; any other line that is not one the writer
-    makes (`record`, the workload's pattern of a whole line) is damage, named in one line
-    (LogDamaged), never guessed at."""
+LOG_GLOB = "driver-p*.log"  # one log per partition's driver, in the log directory
+
+
+def read_fields(path: str | os.PathLike, record: re.Pattern) -> list[tuple[str, int, tuple]]:
+    """(kind, txid, the line's other fields) of each record of a driver's log, in order. A
+    last line without its newline (cut by a crash) is not a record; any other line that is
+    not one the writer makes (`record`, the workload's pattern of a whole line) is damage,
+    named in one line (LogDamaged), never guessed at."""
     text = Path(path).read_bytes().decode("ascii", errors="replace")
     lines = text.split("\n")
     out = []
@@ -107,9 +111,43 @@ def read_records(path: str | os.PathLike, record: re.Pattern) -> list[tuple[str,
         if not record.fullmatch(line):
             shown = line if len(line) <= 40 else line[:40] + "..."
             raise LogDamaged(f"{path}: line {number} is not a log record: {shown!r}")
-        kind, txid = line.split()[:2]
-        out.append((kind, int(txid)))
+        kind, txid, *rest = line.split()
+        out.append((kind, int(txid), tuple(rest)))
     return out
+
+
+def read_records(path: str | os.PathLike, record: re.Pattern) -> list[tuple[str, int]]:
+    """(kind, txid) of each record of a driver's log, in order (read_fields)."""
+    return [(kind, txid) for kind, txid, _ in read_fields(path, record)]
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """What every partition's driver log says of its transactions: begun (B), acknowledged
+    (C, with the fields its line carries: a workload's receipt), aborted (A)."""
+
+    begun: frozenset[int]
+    acknowledged: dict[int, tuple]
+    aborted: frozenset[int]
+
+    @property
+    def in_doubt(self) -> frozenset[int]:
+        """Begun, neither acknowledged nor aborted: the answer was lost in a crash."""
+        return self.begun - self.acknowledged.keys() - self.aborted
+
+
+def read_log(log_dir: str | os.PathLike, record: re.Pattern) -> Outcomes:
+    """Every partition's driver log under log_dir, whole records only."""
+    begun, acked, aborted = set(), {}, set()
+    for path in sorted(Path(log_dir).glob(LOG_GLOB)):
+        for kind, txid, rest in read_fields(path, record):
+            if kind == "B":
+                begun.add(txid)
+            elif kind == "C":
+                acked[txid] = rest
+            else:
+                aborted.add(txid)
+    return Outcomes(frozenset(begun), acked, frozenset(aborted))
 
 
 class LogDamaged(DamagedData):

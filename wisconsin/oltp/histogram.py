@@ -7,6 +7,7 @@ each step's histogram in HdrHistogram's portable compressed form (base64).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from hdrh.histogram import HdrHistogram
@@ -26,6 +27,7 @@ __all__ = [
     "Latency",
     "within",
     "summarize",
+    "percentile_interval",
 ]
 
 LOWEST_US = 1
@@ -97,3 +99,23 @@ def summarize(h: HdrHistogram) -> Latency:
         within_1s=within(h, 1.0) / n,
         within_2s=within(h, 2.0) / n,
     )
+
+
+Z95 = 1.959964  # the two-sided 95% normal quantile
+
+
+def percentile_interval(h: HdrHistogram, q: float) -> tuple[float, float, float, int]:
+    """(point, low, high, n) of the q-th percentile in seconds, with its distribution-free
+    95% interval: the order statistics at ranks n*q/100 -/+ 1.96 sqrt(n p (1-p)) (the
+    binomial count below a quantile), read from the histogram. n = 0: nothing recorded."""
+    n = h.get_total_count()
+    if n == 0:
+        return 0.0, 0.0, 0.0, 0
+    p = q / 100.0
+    half = Z95 * math.sqrt(n * p * (1.0 - p))
+    lo, hi = max(0.0, n * p - half), min(float(n), n * p + half)
+
+    def at(rank: float) -> float:
+        return h.get_value_at_percentile(100.0 * rank / n) / 1e6
+
+    return h.get_value_at_percentile(q) / 1e6, at(lo), at(hi), n

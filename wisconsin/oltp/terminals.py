@@ -71,9 +71,18 @@ def guarded(node, tally: Tally, one: Callable[[], bool]) -> bool:
         return False
 
 
-def attempt(node, tally: Tally, rng: random.Random, txid: int, body: Callable[[], bool]) -> bool:
+def attempt(
+    node,
+    tally: Tally,
+    rng: random.Random,
+    txid: int,
+    body: Callable[[], bool],
+    receipt: Callable[[], str] = str,
+) -> bool:
     """Run body() until it commits (at most MAX_RETRIES conflicts); body returns whether it
-    was distributed. The B line is the caller's; C (acknowledged, fsynced) or A follows."""
+    was distributed. The B line is the caller's; C (acknowledged, fsynced) or A follows.
+    receipt(): what the C line adds after the txid (" ..." with the keys that find the
+    transaction in the database; nothing by default)."""
     for _attempt in range(MAX_RETRIES):
         try:
             tally.last_distributed = bool(body())
@@ -93,7 +102,7 @@ def attempt(node, tally: Tally, rng: random.Random, txid: int, body: Callable[[]
             tally.retries += 1
             time.sleep(rng.random() * 0.002)  # de-synchronise the colliding pair
             continue
-        node.log.acknowledge(f"C {txid}\n")  # committed; a LogFailed leaves it in doubt
+        node.log.acknowledge(f"C {txid}{receipt()}\n")  # a LogFailed leaves it in doubt
         return True
     node.log(f"A {txid}\n")
     tally.failed += 1

@@ -5,13 +5,11 @@ the verdict block, the audit table and figures as inline SVG."""
 from __future__ import annotations
 
 import html
-import io
 import re
 from collections.abc import Sequence
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-
 from wisconsin.reports.document import Section, Table
+from wisconsin.reports.figures import render
 
 CSS = """
 :root{color-scheme:light dark;--fg:#222;--muted:#555;--line:#ccc;--cell:#ddd;--box:#f4f6f8}
@@ -111,16 +109,22 @@ def section(
 
 def svg(fig) -> str:
     """A matplotlib figure as an inline <svg> element (no XML prolog, no date)."""
-    FigureCanvasAgg(fig)
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
-    text = buf.getvalue()
-    return text[text.index("<svg") :]
+    return inline(render(fig, "svg").decode())
+
+
+def inline(svg_text: str) -> str:
+    """An SVG file's text as an inline <svg> element: its XML prolog and doctype dropped."""
+    return svg_text[svg_text.index("<svg") :]
 
 
 def figure(name: str, fig) -> str:
     """A <figure> holding fig inline, its id fig-<name>."""
-    return f'<figure id="fig-{name}">{svg(fig)}</figure>'
+    return figure_svg(name, svg(fig))
+
+
+def figure_svg(name: str, svg_text: str) -> str:
+    """A <figure> holding an already drawn SVG inline, its id fig-<name>."""
+    return f'<figure id="fig-{name}">{inline(svg_text)}</figure>'
 
 
 def audit_table(rows: Sequence[tuple[str, bool, str]]) -> str:

@@ -10,7 +10,8 @@ A workload is a module with these entry points (imported on use, so `--help` sta
     info_table(dir, InfoOptions) -> (lines, kind)  `wisconsin info` (lines starting
                                           "problem:" or "Error:" go to standard error;
                                           kind None, or wisconsin.DAMAGED: the check failed)
-    repair_table(dir, RepairOptions, Console) -> lines  `wisconsin repair`
+    repair_table(dir, RepairOptions, Console) -> (lines, kind)  `wisconsin repair` (kind
+                                          None, or wisconsin.DAMAGED: still damaged after it)
     INFO_TAKES, REPAIR_TAKES              (optional) the options of info and repair it reads
                                           (options.Takes); without them, every one
     report_files(paths, fmt) -> str       `wisconsin report`

@@ -27,8 +27,7 @@ import duckdb
 
 from wisconsin.analysis.audit import Rule, mark_incomplete
 from wisconsin.sqltext import db_path
-from wisconsin.workloads.debitcredit import independent, runfile, transaction
-from wisconsin.workloads.debitcredit.driver import read_records
+from wisconsin.workloads.debitcredit import driver, independent, runfile, transaction
 from wisconsin.workloads.debitcredit.rules_oltp import (  # noqa: F401  (re-exported)
     MIN_DISK_BYTES_PER_ACCOUNT,
     OLTP_RULES,
@@ -121,11 +120,8 @@ def _union(n: int, select: str) -> str:
 
 def read_log(log_dir: str | os.PathLike) -> tuple[set[int], set[int], set[int]]:
     """(begun, acknowledged, aborted) txids from every partition's driver log."""
-    begun, acked, aborted = set(), set(), set()
-    for path in sorted(Path(log_dir).glob("driver-p*.log")):
-        for kind, txid in read_records(path):  # whole records only (a cut line is none)
-            {"B": begun, "C": acked, "A": aborted}[kind].add(txid)
-    return begun, acked, aborted
+    log = driver.read_log(log_dir)  # whole records only (a cut line is none)
+    return set(log.begun), set(log.acknowledged), set(log.aborted)
 
 
 def check(paths: list[Path], log_dir: str | os.PathLike | None = None) -> Audit:

@@ -10,14 +10,11 @@ files independently. Used by tests/test_debitcredit_crash.py and benchmarks/.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from wisconsin import WisconsinError
+from wisconsin.oltp import crash
 from wisconsin.workloads.debitcredit import audit, driver, schema, tables
 from wisconsin.workloads.debitcredit.check import independent_check
 
@@ -29,27 +26,6 @@ class CrashResult:
     audit: audit.Audit
     independent_ok: bool
     independent: tuple[str, ...]
-
-
-def _acked(log_dir: Path) -> int:
-    return sum(
-        1
-        for path in log_dir.glob("driver-p*.log")
-        for kind, _txid in driver.read_records(path)
-        if kind == "C"
-    )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie child of ours counts as dead
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == 0
-    except ChildProcessError:
-        return True
 
 
 def crash_test(
@@ -65,36 +41,12 @@ def crash_test(
         raise WisconsinError(f"victim partition {victim} out of range")
     paths = schema.build(data_dir, partitions, sizing)
     log_dir = schema.ack_log_dir(paths[0].parent)  # emptied by the build
-    child = subprocess.Popen(
+    acked = crash.kill_mid_run(
         [sys.executable, "-m", __name__, str(data_dir), str(partitions), str(log_dir),
          str(sizing.branches_per_partition), str(sizing.tellers_per_branch),
          str(sizing.accounts_per_branch)],
+        log_dir, driver.RECORD, min_acked, (victim,), timeout_s,
     )  # fmt: skip
-    deadline = time.monotonic() + timeout_s
-    pids_file = log_dir / "pids"
-    try:
-        while _acked(log_dir) < min_acked if pids_file.exists() else True:
-            if child.poll() is not None:
-                raise WisconsinError(f"the coordinator exited early (code {child.returncode})")
-            if time.monotonic() > deadline:
-                raise WisconsinError("no load reached the partitions before the timeout")
-            time.sleep(0.05)
-        pids = dict(line.split() for line in pids_file.read_text().splitlines())
-        acked = _acked(log_dir)
-        os.kill(int(pids[str(victim)]), signal.SIGKILL)
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait()
-        survivors = [int(pids[str(p)]) for p in range(partitions) if p != victim]
-        while any(_alive(pid) for pid in survivors):
-            if time.monotonic() > deadline:
-                raise WisconsinError(
-                    "a surviving partition did not stop after the coordinator died"
-                )
-            time.sleep(0.05)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
     recovered = tables.repair(paths[0].parent).redone  # what `wisconsin repair` does
     result = audit.check(paths, log_dir)
     ok, lines = independent_check(str(paths[0].parent))

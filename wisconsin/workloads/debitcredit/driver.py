@@ -113,5 +113,6 @@ def run(node, load: Load) -> Tally:
 
 
 # Every record the writer makes, whole: a line it did not finish is no record.
-_RECORD = re.compile(r"(?:B -?\d+ -?\d+ -?\d+ -?\d+ -?\d+|[CA] -?\d+)")
-read_records = partial(acklog.read_records, record=_RECORD)
+RECORD = re.compile(r"(?:B -?\d+ -?\d+ -?\d+ -?\d+ -?\d+|[CA] -?\d+)")
+read_records = partial(acklog.read_records, record=RECORD)
+read_log = partial(acklog.read_log, record=RECORD)

@@ -23,6 +23,7 @@ import statistics
 from dataclasses import dataclass
 
 from wisconsin.oltp import histogram
+from wisconsin.oltp.compare import ratio as scaleup  # noqa: F401  (B / A, extremes paired)
 from wisconsin.oltp.series import (
     BATCH_S,
     DRIFT_CAP,
@@ -191,15 +192,6 @@ def peak_tps(result: PartitionResult) -> Interval:
 def best_delivered(result: PartitionResult) -> float:
     """The highest rate any step delivered, steady or not (never a headline)."""
     return max((s.throughput_tps for s in result.steps), default=0.0)
-
-
-def scaleup(base: Interval, new: Interval) -> Interval:
-    """NewThroughput / OldThroughput; the interval pairs the extremes (worst and best case).
-    Unset ("-") when either side is: a rate no steady step set is not a scaleup of 0."""
-    if base.n == 0 or new.n == 0 or base.median <= 0 or base.low <= 0:
-        return Interval(0.0, 0.0, 0.0, 0)
-    n = max(base.n, new.n)  # spread on either side makes an interval
-    return Interval(new.median / base.median, new.low / base.high, new.high / base.low, n)
 
 
 def expected_remote(sizing: Sizing, partitions: int) -> float:

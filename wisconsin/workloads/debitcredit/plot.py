@@ -10,6 +10,7 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from wisconsin import WisconsinError
+from wisconsin.oltp import plots
 from wisconsin.reports.figures import RC, write_figures
 from wisconsin.workloads.debitcredit import metrics
 from wisconsin.workloads.debitcredit.runfile import DebitCreditRun, load
@@ -105,14 +106,7 @@ def figures(run: DebitCreditRun) -> list[tuple[str, Figure]]:
     """(name, figure): the response-time curves and the OLTP scaleup."""
     if not run.results:
         raise WisconsinError("DebitCredit run has no results to plot")
-    out = []
-    with matplotlib.rc_context(RC):
-        for name, draw in (("response-time", _curve), ("oltp-scaleup", _scaleup)):
-            fig = Figure(figsize=(5.5, 4.0))
-            draw(run, fig)
-            fig.tight_layout()
-            out.append((name, fig))
-    return out
+    return plots.draw(run, (("response-time", _curve), ("oltp-scaleup", _scaleup)))
 
 
 def plot_run(
@@ -130,10 +124,4 @@ def plot_files(
     force: bool = False,
 ) -> list[Path]:
     """Every run's figures are drawn before any is written."""
-    figs = []
-    for path in paths:
-        p = Path(path)
-        out = Path(out_dir) if out_dir is not None else p.parent
-        figs += [(out / f"{p.stem}-{name}", fig) for name, fig in figures(load(p))]
-    with matplotlib.rc_context(RC):
-        return write_figures(figs, force=force)
+    return plots.plot_files(paths, out_dir, lambda p: figures(load(p)), force=force)

@@ -143,16 +143,16 @@ def info_table(
 
 def repair_table(
     table_dir: str | os.PathLike, opts: RepairOptions | None = None, console: Console | None = None
-) -> list[str]:
-    """`wisconsin repair`: apply decided remote halves, then check the invariants (with
-    --cluster, on the hosts a cluster bench left the database on)."""
+) -> tuple[list[str], str | None]:
+    """`wisconsin repair`: apply decided remote halves, then check the invariants (a failed
+    one is raised; with --cluster, on the hosts a cluster bench left the database on)."""
     from wisconsin.oltp import hosted
     from wisconsin.workloads.debitcredit.tables import repair
 
     if opts is not None and opts.cluster_address is not None:
         from wisconsin.workloads.debitcredit.hosts import repair_on_cluster
 
-        return repair_on_cluster(table_dir, hosted.target(opts.cluster_address, opts.tls))
+        return repair_on_cluster(table_dir, hosted.target(opts.cluster_address, opts.tls)), None
     if hosted.read_note(table_dir) is not None:
         raise OptionError(
             f"{table_dir}: its partitions are on a cluster's workers ({hosted.CLUSTER_NOTE}): "
@@ -169,7 +169,7 @@ def repair_table(
     return [
         state + f"verified: account = teller = branch = history sums ({a.account_sum:,}), "
         f"{a.history_rows:,} history rows"
-    ]
+    ], None
 
 
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:

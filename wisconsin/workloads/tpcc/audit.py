@@ -28,6 +28,7 @@ def audit_run(run: TpccRun) -> list[Rule]:
         rule_mix(run),
         *rule_inputs(run),
         rule_consistency(run),
+        rule_acknowledged(run),
         rule_checkpoint(run),
         rule_memory(run),
         rule_errors(run),
@@ -185,6 +186,35 @@ def rule_checkpoint(run: TpccRun) -> Rule:
         if missing
         else f"every partition checkpointed in the window; the longest took {worst:.2f} s",
         (("checkpoint_s", worst),),
+    )
+
+
+def rule_acknowledged(run: TpccRun) -> Rule:
+    """No acknowledged transaction lost: every receipt of the log found in the database by
+    its keys, every decided remote half applied and none applied undecided; and the log
+    holds at least the window's completions the terminals counted (each counted only after
+    its C line; Delivery aside, whose spec-mode response is its queueing)."""
+    a = run.result.receipts
+    if a is None:
+        return Rule("acknowledged transactions", False, "the run file has no receipts check")
+    counted = sum(k.count for k in run.result.kinds if k.kind != ins.DELIVERY)
+    bad = []
+    if not a.ok:
+        bad.append(a.line())
+    if a.found + a.lost_count != a.with_keys or a.with_keys > a.acknowledged:
+        bad.append(f"{a.found:,} found + {a.lost_count:,} lost != {a.with_keys:,} with keys "
+                   f"(of {a.acknowledged:,} acknowledged)")  # fmt: skip
+    if a.acknowledged < counted:
+        bad.append(f"the log acknowledges {a.acknowledged:,}, fewer than the {counted:,} "
+                   "the terminals counted in the window")  # fmt: skip
+    return Rule(
+        "acknowledged transactions",
+        not bad,
+        "; ".join(bad)
+        or f"{a.found:,} of {a.with_keys:,} acknowledged with rows to find are in the "
+        f"database ({a.acknowledged:,} acknowledged, >= {counted:,} counted in the window); "
+        f"{a.in_doubt} in doubt; every decided remote half applied",
+        (("acknowledged_lost", a.lost_count),),
     )
 
 

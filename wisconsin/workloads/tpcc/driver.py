@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from wisconsin.oltp import histogram, terminals, twophase
 from wisconsin.oltp.terminals import MAX_RETRIES, Tally
 from wisconsin.workloads.tpcc import inputs as ins
-from wisconsin.workloads.tpcc import remote, rules
+from wisconsin.workloads.tpcc import receipts, remote, rules
 from wisconsin.workloads.tpcc import transactions as tx
 from wisconsin.workloads.tpcc.schema import DISTRICTS
 
@@ -52,6 +52,7 @@ class Load:
     checkpoint_at_s: float | None = None  # a CHECKPOINT this far into the window
     drain_s: float = 80.0  # queued deliveries may still complete this long after the window
     deferred_delivery: bool = True
+    local_only: bool = False  # remote warehouses drawn within the partition (benchmarks)
 
 
 @dataclass
@@ -133,7 +134,8 @@ class Step:
         for i, (w, d) in enumerate(homes):
             gen = rules.stream(load.seed, 0x7E, node.part, i)
             out.append(
-                Terminal(w, d, ins.Inputs(node.placement, c, gen, node.scale), ins.deck(gen),
+                Terminal(w, d, ins.Inputs(node.placement, c, gen, node.scale, load.local_only),
+                         ins.deck(gen),
                          random.Random(f"{load.seed}-{node.part}-{i}-think"))
             )  # fmt: skip
         return out
@@ -224,7 +226,12 @@ class Step:
             out[:] = [self._run(cur, links, kind, inp, txid)]
             return len(inp.partitions(node.placement)) > 1
 
-        ok = terminals.guarded(node, tally, lambda: terminals.attempt(node, tally, rng, txid, body))
+        def receipt() -> str:
+            return receipts.receipt(kind, inp, out[0])
+
+        ok = terminals.guarded(
+            node, tally, lambda: terminals.attempt(node, tally, rng, txid, body, receipt)
+        )
         if kind == ins.NEW_ORDER and ok and not out[0].rolled_back:
             with self.lock:
                 self.c.new_orders_all += 1
@@ -342,8 +349,8 @@ class Step:
                 self.node.log(f"A {txid}\n")
                 return None
             (skipped.append(d) if o_id is None else delivered.append((d, o_id)))
-        self.node.log.acknowledge(f"C {txid}\n")
         result = tx.DeliveryResult(tuple(delivered), tuple(skipped))
+        self.node.log.acknowledge(f"C {txid}{receipts.receipt(ins.DELIVERY, inp, result)}\n")
         self._delivered(inp, result)
         return result
 

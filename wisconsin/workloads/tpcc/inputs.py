@@ -115,7 +115,9 @@ class StockLevelInput:
 
 class Inputs:
     """Draws inputs for terminals of one database: placement says which warehouses exist,
-    constants are the run's NURand constants (rules.run_constants), rng the stream."""
+    constants are the run's NURand constants (rules.run_constants), rng the stream.
+    local: a remote warehouse is drawn among the home partition's own (no transaction spans
+    partitions: the benchmarks' local-only runs; the specification draws over all)."""
 
     def __init__(
         self,
@@ -123,18 +125,23 @@ class Inputs:
         constants: rules.NURandC,
         rng: np.random.Generator,
         scale: Scale = SPEC_SCALE,
+        local: bool = False,
     ):
         self.placement, self.c, self.rng, self.scale = placement, constants, rng, scale
+        self.local = local
 
     def _uniform(self, lo: int, hi: int) -> int:
         return int(self.rng.integers(lo, hi, endpoint=True))
 
     def _remote(self, w_id: int) -> int:
         """Another warehouse, uniformly; the home one when it is the only one."""
-        n = self.placement.warehouses
+        pl = self.placement
+        first, n = 1, pl.warehouses
+        if self.local:
+            first, n = pl.warehouses_of(pl.partition_of(w_id))[0], pl.warehouses_per_partition
         if n == 1:
             return w_id
-        other = self._uniform(1, n - 1)
+        other = first - 1 + self._uniform(1, n - 1)
         return other + (other >= w_id)
 
     def _c_id(self) -> int:

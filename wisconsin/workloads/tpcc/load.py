@@ -18,6 +18,7 @@ import dataclasses
 import json
 import multiprocessing
 import os
+import shutil
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from wisconsin.workloads.tpcc.schema import (
 
 WORKLOAD = "tpcc"
 MANIFEST = "manifest.json"
+ACK_LOG = "logs"  # the drivers' acknowledgement logs: evidence about these tables
 MANIFEST_VERSION = 1
 BUILD_MEMORY = "2GB"  # per builder; two warehouses' rows and keys take a few hundred MB
 
@@ -199,6 +201,7 @@ def build(
         (db_dir / MANIFEST).unlink(missing_ok=True)
         for old in _leftovers(db_dir):
             old.unlink()
+        shutil.rmtree(ack_log_dir(db_dir), ignore_errors=True)  # of the tables it replaces
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(min(jobs, placement.partitions), mp_context=ctx) as pool:
             futures = [
@@ -217,6 +220,11 @@ def build(
             raise StoreError(f"{db_dir}: a partition's build failed: {errors[0]}")
         atomic.write_text(db_dir / MANIFEST, json.dumps(dataclasses.asdict(m), indent=1) + "\n")
     return m
+
+
+def ack_log_dir(db_dir: str | os.PathLike) -> Path:
+    """Where the partitions' drivers log what they acknowledged (read by receipts.check)."""
+    return Path(db_dir) / ACK_LOG
 
 
 def partition_paths(db_dir: str | os.PathLike, m: TpccManifest) -> list[Path]:

@@ -4,7 +4,8 @@ Build the database afresh (one file per partition, in parallel), start the parti
 servers pinned one per core, run the terminals through a ramp-up and the measured window
 (a FORCE CHECKPOINT in its middle on every partition), let the queued deliveries finish,
 redo any decided remote half, check consistency conditions 3.3.2.1-12 across the partitions
-and the independent check's 1-4, and save the run file. The tables stay in place.
+and the independent check's 1-4, find every acknowledged transaction in the database
+(receipts.py), and save the run file. The tables stay in place.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from wisconsin.oltp import histogram, hosted
 from wisconsin.oltp.failures import naming_storage
 from wisconsin.oltp.servers import pinned_cores
 from wisconsin.store import check_writable, lock, utc_now
-from wisconsin.workloads.tpcc import consistency, load, remote, rules
+from wisconsin.workloads.tpcc import consistency, load, receipts, remote, rules
 from wisconsin.workloads.tpcc import inputs as ins
 from wisconsin.workloads.tpcc import metrics as m
 from wisconsin.workloads.tpcc.check import independent_check
@@ -120,11 +121,12 @@ def _measure(db_dir: Path, manifest, step: Load, say) -> tuple[Result, tuple[int
 
     paths = load.partition_paths(db_dir, manifest)
     before = _next_o_ids(paths)
-    with PartitionServers(db_dir, manifest, db_dir / "logs") as servers:
+    with PartitionServers(db_dir, manifest, load.ack_log_dir(db_dir)) as servers:
         tallies = servers.run(step)
     say("window done; recovering and checking consistency")
     with naming_storage(f"checking the TPC-C database in {db_dir}"):
         recovered = remote.recover(paths)
+        acked = receipts.check(paths, load.ack_log_dir(db_dir))
         after = _next_o_ids(paths)
         verdicts = consistency.check_database(paths, manifest.scale, delivered(tallies))
         ind_ok, ind_lines = independent_check(str(db_dir))
@@ -174,6 +176,7 @@ def result_of(tallies, step: Load, next_o_delta: int, recovered: int, verdicts, 
         independent_ok=ind_ok,
         build_s=0.0,
         db_bytes=0,
+        receipts=acked,
     )
 
 

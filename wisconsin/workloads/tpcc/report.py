@@ -1,6 +1,6 @@
 """A TPC-C run as text, markdown or JSON: the verdict block first (new orders per minute,
 efficiency with its interval, every p90 against its limit, deliveries, the scale label, the
-audit), then the types, the inputs, the engine and the consistency conditions."""
+audit), then the types, reference 003's Tables 3-5 beside ours, the inputs, the engine and the consistency conditions."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from wisconsin import WisconsinError
 from wisconsin.workloads.tpcc import audit as tpcc_audit
 from wisconsin.workloads.tpcc import metrics as m
+from wisconsin.workloads.tpcc import paper
 from wisconsin.workloads.tpcc.runfile import TpccRun, load
 
 FORMATS = ("text", "markdown", "json")
@@ -85,6 +86,7 @@ def render(run: TpccRun, fmt: str = "text") -> str:
                 "deliveries_within_80s": m.delivered_within(run.result)[0],
                 "scale": m.scale_label(run),
                 "audit": {x.name: x.verdict for x in rules},
+                "paper_tables": {title: table(run) for title, table in paper.TABLES},
             },
             indent=1,
         )
@@ -97,6 +99,15 @@ def render(run: TpccRun, fmt: str = "text") -> str:
     out += [f"- {x}" if md else x for x in verdict(run)]
     out.append(h("Transactions in the window"))
     out += _table(_types(run), fmt)
+    out.append(h("Reference 003's Tables 3-5, its figures beside ours"))
+    out.append(
+        f"the paper: 2,592 warehouses on 4 nodes, a 120-minute interval, audited; ours: "
+        f"{cfg.warehouses} warehouses on {cfg.partitions} partition(s), a {cfg.window_s:g} s "
+        f"window, {cfg.mode} mode, TPC-C-derived (not audited)"
+    )
+    for title, table in paper.TABLES:
+        out += ["", f"**{title}**" if md else title, *([""] if md else [])]
+        out += _table(table(run), fmt)
     out.append(h("Inputs (clause 9.2.2.5) and audit"))
     out += [
         f"- {x.name}: {x.verdict} — {x.detail}" if md else f"{x.verdict:5} {x.name}: {x.detail}"
@@ -118,6 +129,8 @@ def render(run: TpccRun, fmt: str = "text") -> str:
     )
     out.append(h("Consistency after the run"))
     out += list(r.consistency) + list(r.independent)
+    if r.receipts is not None:
+        out.append(r.receipts.line())
     out.append(h("Notes"))
     out += list(run.notes)
     return "\n".join(out) + "\n"

@@ -80,6 +80,34 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
+class Receipts:
+    """The acknowledgement log against the database after recovery (receipts.check)."""
+
+    acknowledged: Count  # C lines: what the terminals were told committed
+    with_keys: Count  # ... whose receipt names rows to find (New-Order, Payment, Delivery)
+    found: Count
+    lost: tuple[str, ...]  # each lost transaction named (the first ten), then a count
+    lost_count: Count
+    in_doubt: Count  # begun, answer lost in a crash (either outcome is correct)
+    aborted: Count
+    halves_missing: Count  # decided remote halves not applied
+    halves_orphaned: Count  # applied remote halves no partition decided
+
+    @property
+    def ok(self) -> bool:
+        return not (self.lost_count or self.halves_missing or self.halves_orphaned)
+
+    def line(self) -> str:
+        return (
+            f"acknowledged transactions: {self.acknowledged:,} in the log, {self.found:,} of "
+            f"{self.with_keys:,} with rows to find found, {self.lost_count:,} lost; "
+            f"{self.in_doubt:,} in doubt, {self.aborted:,} aborted; remote halves: "
+            f"{self.halves_missing} decided but missing, {self.halves_orphaned} applied "
+            "without a decision" + ("" if not self.lost else ": " + "; ".join(self.lost))
+        )
+
+
+@dataclass(frozen=True)
 class Result:
     kinds: tuple[KindResult, ...]
     no_series: tuple[int, ...]  # committed New-Orders in each second of the window
@@ -107,6 +135,7 @@ class Result:
     independent_ok: bool
     build_s: NonNegative
     db_bytes: Count
+    receipts: Receipts | None = None  # None: a run file from before the check
 
 
 @dataclass(frozen=True)

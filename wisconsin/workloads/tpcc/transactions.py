@@ -14,6 +14,7 @@ commit (remote.py holds the remote halves; new_order_home and payment_home the h
 from __future__ import annotations
 
 import contextlib
+import datetime
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -157,6 +158,7 @@ class UnusedItem(Exception):
 class PaymentResult:
     c_id: int
     c_balance: Decimal
+    h_date: datetime.datetime  # the HISTORY row's H_DATE: with its keys, finds the row again
 
 
 # c_id breaks a tie of two equal random first names: the same customer every time
@@ -175,7 +177,10 @@ PAY_CUSTOMER = (
     "left(concat_ws(' ', c_id, c_d_id, c_w_id, $5, $6, $4, c_data), $7) ELSE c_data END "
     "WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3 RETURNING c_balance"
 )
-PAY_HISTORY = "INSERT INTO history VALUES ($1, $2, $3, $4, $5, current_localtimestamp(), $6, $7)"
+PAY_HISTORY = (
+    "INSERT INTO history VALUES ($1, $2, $3, $4, $5, current_localtimestamp(), $6, $7) "
+    "RETURNING h_date"
+)
 
 
 def customer_id(cur, c: ins.Customer) -> int:
@@ -203,11 +208,11 @@ def payment_home(cur, inp: ins.PaymentInput, customer) -> PaymentResult:
     ((d_name,),) = cur.execute(PAY_DISTRICT, [inp.w_id, inp.d_id, amount]).fetchall()
     c_id, balance = customer()
     c = inp.customer
-    cur.execute(
+    ((h_date,),) = cur.execute(
         PAY_HISTORY,
         [c_id, c.d_id, c.w_id, inp.d_id, inp.w_id, amount, f"{w_name}    {d_name}"],
-    )
-    return PaymentResult(c_id, balance)
+    ).fetchall()
+    return PaymentResult(c_id, balance, h_date)
 
 
 def pay_customer(cur, inp: ins.PaymentInput) -> tuple[int, Decimal]:

@@ -79,8 +79,10 @@ def _check(table_dir) -> tuple[list[str], bool]:
     return consistency.lines(verdicts), not consistency.failed(verdicts)
 
 
-def info_table(table_dir, opts: InfoOptions | None = None) -> tuple[list[str], int]:
-    """`wisconsin info` on a TPC-C database: its placement and conditions 1-4."""
+def info_table(table_dir, opts: InfoOptions | None = None) -> tuple[list[str], str | None]:
+    """`wisconsin info` on a TPC-C database: its placement and conditions 1-4 (lines, None
+    or wisconsin.DAMAGED: a condition failed)."""
+    from wisconsin import DAMAGED
     from wisconsin.workloads.tpcc.load import read_manifest
 
     m = read_manifest(table_dir)
@@ -89,24 +91,36 @@ def info_table(table_dir, opts: InfoOptions | None = None) -> tuple[list[str], i
         f"{table_dir}: TPC-C database, {m.partitions * m.warehouses_per_partition} warehouses "
         f"on {m.partitions} partition(s), seed {m.seed}"
     )
-    return [head, *lines], 0 if ok else 1
+    return [head, *lines], None if ok else DAMAGED
 
 
 def repair_table(table_dir, opts: RepairOptions | None = None, console: Console | None = None):
-    """`wisconsin repair`: redo the decided remote halves, then check conditions 1-4."""
+    """`wisconsin repair`: redo the decided remote halves, check conditions 1-4, and, when
+    the drivers' acknowledgement log is there, find every acknowledged transaction (lines,
+    None or wisconsin.DAMAGED: a condition fails or an acknowledged transaction is lost)."""
+    from wisconsin import DAMAGED
     from wisconsin.store import lock
-    from wisconsin.workloads.tpcc import load, remote
+    from wisconsin.workloads.tpcc import load, receipts, remote
 
     m = load.read_manifest(table_dir)
+    paths = load.partition_paths(table_dir, m)
+    log_dir = load.ack_log_dir(table_dir)
     with lock.hold_tables([Path(table_dir)]):
-        redone = remote.recover(load.partition_paths(table_dir, m))
+        redone = remote.recover(paths)
         lines, ok = _check(table_dir)
+        acked = receipts.check(paths, log_dir) if receipts.has_log(log_dir) else None
     state = (
         f"{table_dir}: {redone} decided remote half(s) applied"
         if redone
         else (f"{table_dir}: nothing pending, nothing changed")
     )
-    return [state + ("; conditions 3.3.2.1-4 hold" if ok else "; a condition FAILED"), *lines]
+    state += "; conditions 3.3.2.1-4 hold" if ok else "; a condition FAILED"
+    if acked is not None:
+        state += "; no acknowledged transaction lost" if acked.ok else "; acknowledged LOST"
+        lines = [*lines, acked.line()]
+    else:
+        lines = [*lines, f"no acknowledgement log in {log_dir}: nothing to find"]
+    return [state, *lines], None if ok and (acked is None or acked.ok) else DAMAGED
 
 
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
@@ -116,11 +130,23 @@ def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
 
 
 def plot_files(paths: Sequence[str | os.PathLike], out_dir=None, force: bool = False) -> list[Path]:
-    raise WisconsinError("TPC-C runs have no figures yet: `wisconsin report` shows them")
+    """`wisconsin plot`: the New-Order series and the response-time distributions."""
+    from wisconsin.workloads.tpcc.plot import plot_files
+
+    return plot_files(paths, out_dir, force=force)
 
 
 def compare_files(a: Sequence, b: Sequence, force: bool = False, fmt: str = "text") -> str:
-    raise WisconsinError("TPC-C runs have no compare yet: `wisconsin report` each run")
+    """`wisconsin compare`: what else differs named first, one verdict, the figures side by
+    side. Nothing is refused (unlike runs are compared and said to be), so --force, which
+    would change nothing, is refused rather than ignored."""
+    from wisconsin.workloads.tpcc.compare import compare_files
+
+    if force:
+        raise WisconsinError(
+            "--force: TPC-C runs are compared whatever else differs (named first); drop it"
+        )
+    return compare_files(a, b, fmt)
 
 
 def audit_file(path: str | os.PathLike) -> list:

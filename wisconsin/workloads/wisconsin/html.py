@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from wisconsin.reports import html as shell
 from wisconsin.reports.document import Section
@@ -70,9 +70,12 @@ def _audit_section(runs: Sequence[Run]) -> str:
     return "\n".join(out)
 
 
-def _figures(runs: list[Run]) -> dict[str, str]:
+def _figures(runs: list[Run], svgs: Mapping[str, str] | None) -> dict[str, str]:
     """Figure name (plots.figures: speedup-<query>, scaleup-<query>, overview,
-    timeline-<query>) -> its <figure> element."""
+    timeline-<query>) -> its <figure> element; svgs: those figures already drawn (bench
+    draws each once, for its SVG file and this page)."""
+    if svgs is not None:
+        return {name: shell.figure_svg(name, text) for name, text in svgs.items()}
     from wisconsin.workloads.wisconsin.plots import figures
 
     return {name: shell.figure(name, fig) for name, fig in figures(runs)}
@@ -93,13 +96,13 @@ SECTION_IDS = {
 }
 
 
-def _page_body(runs: list[Run], doc: list[Section]) -> str:
+def _page_body(runs: list[Run], doc: list[Section], svgs: Mapping[str, str] | None) -> str:
     verdict = [s for s in doc if s.title == VERDICT_TITLE]
     doc = [s for s in doc if s.title != VERDICT_TITLE]
     parts = [f"<h1>{html.escape(doc[0].title)}</h1>"]
     parts += [shell.verdict(s) for s in verdict]  # the answer first, above the fold
     measured = len(doc) > 1 and doc[1].title != "No measurements"
-    figs = _figures(runs) if measured else {}
+    figs = _figures(runs, svgs) if measured else {}
     # each query's figure beside its Table 2 (speedup with F, scaleup with G)
     beside = {"table2-speedup": "speedup-", "table2-scaleup": "scaleup-"}
     for s in doc:
@@ -119,7 +122,14 @@ def _page_body(runs: list[Run], doc: list[Section]) -> str:
     return "\n".join(parts)
 
 
-def render_html(groups: Sequence[Sequence[Run]], docs: Sequence[list[Section]]) -> str:
-    """One page holding a report per group of pooled runs (docs: each group's document)."""
-    bodies = [_page_body(list(g), doc) for g, doc in zip(groups, docs, strict=True)]
+def render_html(
+    groups: Sequence[Sequence[Run]],
+    docs: Sequence[list[Section]],
+    svgs: Mapping[str, str] | None = None,
+) -> str:
+    """One page holding a report per group of pooled runs (docs: each group's document);
+    svgs: the one group's figures already drawn, by name (None: drawn here)."""
+    if svgs is not None and len(groups) != 1:
+        raise ValueError("drawn figures belong to one group of runs")
+    bodies = [_page_body(list(g), doc, svgs) for g, doc in zip(groups, docs, strict=True)]
     return shell.page("Wisconsin speedup and scaleup report", bodies)

@@ -10,11 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import matplotlib
+
 from wisconsin import WisconsinError, cluster, engines, outputs, store
 from wisconsin.analysis.schedule import OVERHEAD_MULTIPLE_MIN
 from wisconsin.builds import Progress, build_tables, cost
 from wisconsin.measure.progress import Job
 from wisconsin.measure.runner import RunOptions, default_run_path, run, with_defaults
+from wisconsin.reports import figures as drawing
 from wisconsin.runfiles import runfile
 from wisconsin.runfiles.runfile import Run
 from wisconsin.store import TableSpec, generator, lock
@@ -463,11 +466,8 @@ def bench(
         options = replace(options, time_budget_s=max(1.0, left))
     result, path = run(options, progress=job)
     t0 = time.perf_counter()
-    text = report.render_report([result], "text")
     report_path, html_path = report_paths(path)
-    # Never a half-written page under its final name, never one a user had replaced.
-    outputs.write_all([report_path], lambda _i, tmp: tmp.write_text(text))
-    figures = _figures_and_page(result, path, html_path)
+    text, figures = _report_figures_and_page(result, path, report_path, html_path)
     return BenchResult(
         run=result,
         run_path=path,
@@ -481,24 +481,38 @@ def bench(
     )
 
 
-def _figures_and_page(result: Run, path: Path, html_path: Path) -> list[Path]:
-    """Write the run's figure files and, at the same time in a second process, its HTML
-    page (which draws every figure again, as inline SVG): each took ~4 s on the quiet
-    2-core VM for the tiny bench, half of its time after the run. The page is written
-    whole or not at all, by the child as it would be here."""
+def _report_figures_and_page(
+    result: Run, path: Path, report_path: Path, html_path: Path
+) -> tuple[str, list[Path]]:
+    """Write the run's text report, its figure files and its HTML page, each figure drawn
+    once per format: the report, the SVGs (for their files and the page, inline) and the
+    page here, the PNGs at the same time in a second process (before, the page drew every
+    SVG again: ~5.6 s after the tiny bench's run on the quiet 2-core VM). Each file is
+    written whole or not at all, the figures all or none. Returns (report text, figures)."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
     # spawn: this process holds threads (Dask's, DuckDB's) that a fork would copy mid-work
     with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
-        page = pool.submit(write_page, str(path), str(html_path))
-        figures = plots.plot_run(result, path.parent, stem=path.stem)
-        page.result()
-    outputs.note_published(html_path)
-    return figures
+        pngs = pool.submit(draw_pngs, str(path))
+        text = report.render_report([result], "text")
+        # Never a half-written report under its final name, never one a user had replaced.
+        outputs.write_all([report_path], lambda _i, tmp: tmp.write_text(text))
+        with matplotlib.rc_context(drawing.RC):
+            named = plots.figures(result)
+            drawn = {(n, "svg"): drawing.render(f, "svg") for n, f in named}
+        svgs = {n: drawn[n, "svg"].decode() for n, _ in named}
+        page = report.render_report([result], "html", svgs=svgs)
+        drawn |= {(n, "png"): png for n, png in pngs.result().items()}
+    order = [(n, ext) for n, _ in named for ext in drawing.FORMATS]
+    targets = [path.parent / f"{path.stem}-{n}.{ext}" for n, ext in order]
+    written = drawing.write_drawn(targets, lambda i: drawn[order[i]])
+    outputs.write_all([html_path], lambda _i, tmp: tmp.write_text(page))
+    return text, written
 
 
-def write_page(run_path: str, html_path: str) -> None:
-    """The self-contained HTML page of the run file at run_path, written to html_path."""
-    html = report.render_report([runfile.load(run_path)], "html")
-    outputs.write_all([Path(html_path)], lambda _i, tmp: tmp.write_text(html))
+def draw_pngs(run_path: str) -> dict[str, bytes]:
+    """The PNG of each figure of the run file at run_path, by name."""
+    with matplotlib.rc_context(drawing.RC):
+        named = plots.figures(runfile.load(run_path))
+        return {n: drawing.render(f, "png") for n, f in named}

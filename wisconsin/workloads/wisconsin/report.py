@@ -13,7 +13,7 @@ import json
 import math
 import os
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from wisconsin import WisconsinError
 from wisconsin.analysis import scalability
@@ -306,10 +306,12 @@ def render_report(
     fmt: str = "text",
     full: bool = True,
     paths: Sequence[str | os.PathLike] = (),
+    svgs: Mapping[str, str] | None = None,
 ) -> str:
     """Render runs in fmt; runs of one configuration are pooled into one block. Text and
     markdown open with the verdict block; full=False: text is the verdict alone (one
-    screen; paths name the run files in its pointer to the full report)."""
+    screen; paths name the run files in its pointer to the full report). svgs: html's
+    figures already drawn, by name (bench draws each once for its file and the page)."""
     if fmt not in FORMATS:
         raise WisconsinError(f"unknown report format {fmt!r} (choose {', '.join(FORMATS)})")
     groups = group_runs(runs)
@@ -319,7 +321,7 @@ def render_report(
         docs = [
             [verdict_section(g, compute_points(g), ratio_cell), *build_document(g)] for g in groups
         ]
-        return render_html(groups, docs)
+        return render_html(groups, docs, svgs)
     if fmt == "json":
         body = []
         for g in groups:

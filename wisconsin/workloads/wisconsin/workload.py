@@ -85,11 +85,12 @@ def info_table(
 
 def repair_table(
     table_dir: str | os.PathLike, opts: RepairOptions | None = None, console: Console | None = None
-) -> list[str]:
-    """`wisconsin repair`: rebuild the damaged partitions, settle an interrupted update."""
+) -> tuple[list[str], str | None]:
+    """`wisconsin repair`: rebuild the damaged partitions, settle an interrupted update
+    (what it cannot repair is raised)."""
     from wisconsin.workloads.wisconsin.tables import repair
 
-    return repair(opts or RepairOptions(str(table_dir)), console or Console())
+    return repair(opts or RepairOptions(str(table_dir)), console or Console()), None
 
 
 def run(opts: RunCommandOptions, progress=None) -> tuple:
