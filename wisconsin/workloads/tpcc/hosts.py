@@ -141,7 +141,7 @@ def run_window(on: hosted.Session, db_dir: Path, m, built: Built, step, say):
     from wisconsin.workloads.tpcc.server import PartitionServers
 
     places, paths = built.places, built.paths
-    log_dirs = [Path(p).parent / "logs" for p in paths]
+    log_dirs = [load.ack_log_dir(Path(p).parent) for p in paths]
     before = sum(on.on_each(places, task_next_o, lambda p: (paths[p],)).values())
     hosts = hosted.Hosts(on.client, places, on.target.tls, log_dirs)
     with PartitionServers(db_dir, m, log_dirs[0], hosts=hosts, paths=paths) as servers:

@@ -130,7 +130,8 @@ def _measure(db_dir: Path, manifest, step: Load, say) -> tuple[Result, tuple[int
         after = _next_o_ids(paths)
         verdicts = consistency.check_database(paths, manifest.scale, delivered(tallies))
         ind_ok, ind_lines = independent_check(str(db_dir))
-    result = result_of(tallies, step, after - before, recovered, verdicts, (ind_ok, ind_lines))
+    independent = (ind_ok, ind_lines)
+    result = result_of(tallies, step, after - before, recovered, verdicts, independent, acked)
     return result, servers.cores
 
 
@@ -143,9 +144,12 @@ def delivered(tallies: list[dict]) -> dict:
     return out
 
 
-def result_of(tallies, step: Load, next_o_delta: int, recovered: int, verdicts, independent):
+def result_of(
+    tallies, step: Load, next_o_delta: int, recovered: int, verdicts, independent, acked=None
+):
     """The run's Result from the partitions' tallies and the checks after the window
-    (independent: the independent check's (ok, lines)); its build is set by the caller."""
+    (independent: the independent check's (ok, lines); acked: receipts.check's, None when
+    not checked: on a cluster); its build is set by the caller."""
     ind_ok, ind_lines = independent
     return Result(
         kinds=_kinds(tallies),
