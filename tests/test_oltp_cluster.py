@@ -264,5 +264,7 @@ def test_compare_of_a_local_and_a_cluster_run_names_what_else_differs_first():
     assert slower == "verdict at P=2: B's peak tps is 0.80 [0.70-0.90] x A's (B slower)"
     alike = interconnect.verdict([{"P": 2, "peak_ratio": Interval(1.0, 0.9, 1.2, 2)}])
     assert alike.endswith("(the interval holds 1: no difference shown)")
+    single = interconnect.verdict([{"P": 2, "peak_ratio": Interval(1.7, 1.7, 1.7, 1)}])
+    assert single.endswith("(one closed window a side: no interval, no direction claimed)")
     assert "peak tps per partition and per core" in text
     assert compare_runs(local, local).splitlines()[1] == ""  # alike: nothing named

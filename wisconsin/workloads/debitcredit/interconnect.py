@@ -130,7 +130,8 @@ def where(run, partitions: int) -> dict:
             else "not pinned",
         }
     machines = {h.machine or h.host: h.cores for h in c.hosts}
-    cores = sum(machines.values())
+    # 0: a run file from before hosts recorded their cores
+    cores = sum(machines.values()) if all(machines.values()) else "not recorded"
     shared = f", on {len(machines)} machine(s)" if len(machines) < len(c.hosts) else ""
     rtt = link_rtt_s(c)
     bw = statistics.median(link.bandwidth_bps for link in c.links) if c.links else None
@@ -169,8 +170,11 @@ def per_core_lines(a, b, partitions: list[int]) -> list[str]:
         cells = []
         for side, run in (("A", a), ("B", b)):
             peak = metrics.peak_tps(run.result(p))
-            cores = where(run, p)["cores"] or 1
+            cores = where(run, p)["cores"]
             per_part = _scaled(peak, 1 / p)
+            if not isinstance(cores, int) or cores < 1:
+                cells.append(f"{side} {per_part} per partition, - per core (cores not recorded)")
+                continue
             per_core = _scaled(peak, 1 / min(p, cores))
             cells.append(
                 f"{side} {per_part} per partition, {per_core} per core (of {min(p, cores)})"
@@ -191,7 +195,9 @@ def verdict(rows: list[dict]) -> str:
     ratio = r["peak_ratio"]
     if not ratio.n:
         return f"verdict at P={r['P']}: no steady closed window on both sides, no ratio"
-    if ratio.low <= 1 <= ratio.high:
+    if ratio.n < 2:
+        how = "one closed window a side: no interval, no direction claimed"
+    elif ratio.low <= 1 <= ratio.high:
         how = "the interval holds 1: no difference shown"
     else:
         how = "B faster" if ratio.low > 1 else "B slower"
