@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import socket
 
 import pytest
 from click.testing import CliRunner
@@ -107,11 +108,23 @@ def test_report_of_a_bad_debitcredit_file_is_one_line(tmp_path):
     )
 
 
-def test_bench_debitcredit_refuses_cluster(tmp_path):
+def test_bench_debitcredit_on_a_cluster_that_does_not_answer_is_one_line(tmp_path):
+    # the partitions run on the cluster's workers (tests/test_oltp_cluster.py); a scheduler
+    # that is not there fails within seconds, in one line, before anything is built
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = tmp_path / "d"
     res = CliRunner().invoke(
-        cli, ["bench", "--workload", "debitcredit", "--cluster", "tcp://1.2.3.4:8786"]
-    )
-    assert res.exit_code == 2 and "no --cluster" in res.output
+        cli, ["bench", "--workload", "debitcredit", "--cluster", f"tcp://127.0.0.1:{port}",
+              "--data", str(data), "--out", str(tmp_path / "runs")],
+    )  # fmt: skip
+    lines = res.output.strip().splitlines()
+    assert res.exit_code != 0 and "Traceback" not in res.output, res.output
+    assert f"cannot connect to the scheduler at tcp://127.0.0.1:{port}" in lines[-1]
+    assert not list(data.rglob("*.duckdb"))
+    res = CliRunner().invoke(cli, ["bench", "--workload", "debitcredit", "--tls-ca", "x"])
+    assert res.exit_code == 2 and "need --cluster" in res.output, res.output
 
 
 def test_debitcredit_options_are_refused_elsewhere_and_scaled_excludes_branches():

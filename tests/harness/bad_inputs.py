@@ -195,7 +195,8 @@ CASES: list[Case] = [
     no("run --data {data} --out {random}", "--out", "file", why=WK),
     no("run --data {data} --out {table}", "--out", "is a wisconsin table", why=WK),
     # ------------------------------------------------------------------ bench
-    no("bench --workload debitcredit --cluster tcp://127.0.0.1:1", "--cluster", why=NA),
+    no("bench --workload debitcredit --cluster tcp://127.0.0.1:1", "cannot connect to the "
+       "scheduler at tcp://127.0.0.1:1", why=VAL),
     no("bench --workload debitcredit --branches 2 --scaled 1", "--branches", "--scaled",
        why=CONFLICT),
     *[no(f"bench --workload debitcredit --resume {{{k}}}", "not a debitcredit progress file",

@@ -18,12 +18,11 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from multiprocessing.connection import Listener
 
 import duckdb
 
 from wisconsin import interrupts
-from wisconsin.oltp import acklog, failures
+from wisconsin.oltp import acklog, failures, links, probe
 from wisconsin.oltp.twophase import first_line
 
 TXID_PART_SHIFT = 52  # txid = part << 52 | sequence: unique across partitions and restarts
@@ -42,9 +41,10 @@ TEMP_FILES = "SELECT coalesce(sum(size), 0) FROM duckdb_temporary_files()"
 PEER_BACKLOG = 256
 
 
-def peer_listener(authkey: bytes) -> Listener:
-    """The partition's peer port on loopback, deep enough for every peer terminal at once."""
-    return Listener(("127.0.0.1", 0), authkey=authkey, backlog=PEER_BACKLOG)
+def peer_listener(authkey: bytes):
+    """The partition's peer port, deep enough for every peer terminal at once: on loopback,
+    or on a cluster on its worker's own address (wisconsin.oltp.links)."""
+    return links.listen(authkey, PEER_BACKLOG)
 
 
 class Node:
@@ -106,7 +106,7 @@ def _thread_errors_fail(node: Node) -> None:
     threading.excepthook = hook
 
 
-def _accept(node: Node, listener: Listener, session: Callable) -> None:
+def _accept(node: Node, listener, session: Callable) -> None:
     while not node.stopping.is_set():
         try:
             conn = listener.accept()
@@ -205,6 +205,8 @@ def serve(make_node: Callable, ctrl, core, session: Callable, step: Callable) ->
             if msg[0] == "peers":
                 node.peers = msg[1]
                 reply = ("ok",)
+                if links.on_cluster():  # every link tried, timed, before the first step
+                    reply = probe.peers(node, msg[2])
             elif msg[0] == "run":
                 reply = run_step(node, step, msg[1])
                 if node.fatal:  # the step is not measured: its tally is not sent

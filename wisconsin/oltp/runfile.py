@@ -4,10 +4,67 @@ never overwritten, recognised by its `workload` key, read as a JSON object of it
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import WisconsinError, atomic, outputs
+from wisconsin.jsonfields import Count, NonNegative, Positive
 from wisconsin.runfiles import runfile as common
+
+
+@dataclass(frozen=True)
+class PartitionHost:
+    """Where one partition ran on a cluster: its worker, that worker's host and address,
+    and the partition file's path on that host."""
+
+    part: Count
+    worker: str
+    host: str
+    address: str  # its peer port, host:port
+    path: str
+    cores: Count = 0  # the cores its worker's process may run on (0: not recorded)
+    machine: str = ""  # the host's kernel boot id: simulated hosts on one machine share it
+
+
+@dataclass(frozen=True)
+class Link:
+    """One peer link between two partitions' hosts, measured at the servers' start."""
+
+    source: Count  # the partition that connected
+    target: Count
+    rtt_s: Positive  # median of oltp.probe.ROUND_TRIPS round trips of a small message
+    rtt_min_s: Positive
+    rtt_max_s: Positive
+    bandwidth_bps: NonNegative  # bytes per second, both directions of the echo counted
+
+
+@dataclass(frozen=True)
+class ClusterRecord:
+    """A P measured on a Dask cluster: the scheduler, each partition's host, each link."""
+
+    scheduler: str
+    tls: bool
+    hosts: tuple[PartitionHost, ...]
+    links: tuple[Link, ...]
+
+
+def cluster_record(hosts, address: str, tls: bool, paths) -> ClusterRecord:
+    """The record of a run's hosts (oltp.hosted.Hosts: each partition's place, peer port
+    and links' figures) and its partitions' paths."""
+    places, figures = hosts.places, hosts.link_figures
+    return ClusterRecord(
+        scheduler=address,
+        tls=tls,
+        hosts=tuple(
+            PartitionHost(
+                p, pl.worker, pl.host, hosts.peer_addresses[p], str(paths[p]), pl.cores, pl.machine
+            )
+            for p, pl in enumerate(places)
+        ),
+        links=tuple(
+            Link(p, q, **f) for p, row in sorted(figures.items()) for q, f in sorted(row.items())
+        ),
+    )
 
 
 def save(run, path: str | os.PathLike) -> Path:

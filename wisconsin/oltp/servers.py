@@ -43,10 +43,13 @@ class PartitionServers:
         args: Callable,
         label: str,
         pin: bool = False,
+        hosts=None,
     ):
         self.partitions = len(paths)
+        # on a cluster (hosts: oltp.hosted.Hosts) each partition has a worker of its own
+        self.hosts = hosts
         # pin: partition p on the p-th usable core when P is at most the cores (else none)
-        self.cores = pinned_cores(self.partitions) if pin else ()
+        self.cores = pinned_cores(self.partitions) if pin and hosts is None else ()
         self.paths = [Path(p) for p in paths]
         self.log_dir = Path(log_dir)
         self.target, self.args, self.label = target, args, label
@@ -55,6 +58,13 @@ class PartitionServers:
         self.pids: list[int] = []
 
     def __enter__(self):
+        if self.hosts is not None:
+            try:
+                self.hosts.enter(self)
+            except BaseException as exc:
+                self.__exit__(type(exc), exc, None)
+                raise
+            return self
         self.log_dir.mkdir(parents=True, exist_ok=True)
         ctx = mp.get_context("spawn")
         authkey = secrets.token_bytes(16)
@@ -119,7 +129,7 @@ class PartitionServers:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise self._lost(min(waiting), during, f"did not answer within {timeout:.0f} s")
-            ends = {self.procs[p].sentinel: p for p in waiting}
+            ends = self._sentinels(waiting)
             ready = connection.wait([*waiting.values(), *ends], timeout=left)
             for p, ctrl in list(waiting.items()):
                 if ctrl not in ready:
@@ -137,6 +147,17 @@ class PartitionServers:
                     raise self._lost(p, during)  # ended without a word
         return [answers[p] for p in range(self.partitions)]
 
+    def _sentinels(self, waiting) -> dict:
+        """{a handle that becomes ready when partition p's process ends: p} (on a cluster,
+        none: its control link's end says it)."""
+        if self.hosts is not None:
+            return {}
+        return {self.procs[p].sentinel: p for p in waiting}
+
+    def log_dir_of(self, p: int) -> Path:
+        """Where partition p's process logs (one directory here; its host's on a cluster)."""
+        return self.log_dir if self.hosts is None else self.hosts.log_dirs[p]
+
     def _failed(self, p: int, why: str, during: str) -> RunFailed:
         """Partition p's own reason, unless another one died meanwhile: a death is the
         cause, and what the others saw of it (a peer gone) its consequence."""
@@ -147,13 +168,20 @@ class PartitionServers:
                     return self._lost(q, during)
             time.sleep(0.02)
         return RunFailed(
-            f"{self.label} partition {p} (pid {self.procs[p].pid}) failed during {during}: "
+            f"{self.label} partition {p} ({self._where(p)}) failed during {during}: "
             f"{why}; the run stops, nothing of this step is kept{self._repair_hint()}"
         )
+
+    def _where(self, p: int) -> str:
+        if self.hosts is not None:
+            return f"on {self.hosts.places[p]}, pid {self.pids[p] if self.pids else '?'}"
+        return f"pid {self.procs[p].pid}"
 
     def _lost(self, p: int, during: str, how: str | None = None) -> PartitionLost:
         """One line for partition p's end: its pid and how it ended (its real exit status:
         it is waited for briefly, so a kill -9 reads as the signal, not as no code yet)."""
+        if self.hosts is not None:
+            return self.hosts.lost(self, p, during, how)
         proc = self.procs[p]
         proc.join(timeout=EXIT_WAIT_S)
         if proc.exitcode is not None:
@@ -168,10 +196,15 @@ class PartitionServers:
         )
 
     def _repair_hint(self) -> str:
+        if self.hosts is not None and self.hosts.repair:
+            return f"; `{self.hosts.repair}` finishes what it left decided"
         db_dir = self.paths[0].parent
         return f"; `wisconsin repair {db_dir}` finishes what it left decided"
 
     def __exit__(self, exc_type=None, *exc) -> None:
+        if self.hosts is not None:
+            self.hosts.exit(self, exc_type is not None)
+            return
         if exc_type is not None:  # interrupted or failed mid-step: do not wait for the step
             for proc in self.procs:
                 proc.kill()

@@ -43,11 +43,15 @@ class Tally:
     failed: int = 0  # given up (retries exhausted or a partition unreachable)
     unfinished: int = 0  # open mode: still queued when the drain ended
     error: str = ""  # the first unexpected (non-conflict) error, if any
+    # the response times of the distributed ones among them (their cost beside the link's)
+    remote_hist: object = field(default_factory=histogram.new)
+    last_distributed: bool = False  # the last transaction that ran (attempt sets it)
     # every commit: (seconds from the window's start to the answer, response time)
     done: list[tuple[float, float]] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
         self.hist.add(other.hist)
+        self.remote_hist.add(other.remote_hist)
         self.done.extend(other.done)
         for name in ("arrivals", "committed", "in_window", "distributed", "retries"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -81,8 +85,8 @@ def attempt(
     transaction in the database; nothing by default)."""
     for _attempt in range(MAX_RETRIES):
         try:
-            if body():
-                tally.distributed += 1
+            tally.last_distributed = bool(body())
+            tally.distributed += tally.last_distributed
         except PartitionDown:
             break
         except Exception as exc:
@@ -109,6 +113,8 @@ def answered(tally: Tally, began: float, t_end: float, duration: float) -> None:
     """Count one commit whose clock started at `began` (closed: submitted; open: scheduled)."""
     done = time.perf_counter()
     histogram.record(tally.hist, done - began)
+    if tally.last_distributed:
+        histogram.record(tally.remote_hist, done - began)
     tally.done.append((done - (t_end - duration), done - began))
     tally.committed += 1
     tally.in_window += done <= t_end

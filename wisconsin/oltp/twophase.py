@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import duckdb
 
+from wisconsin.oltp import links
 from wisconsin.oltp.failures import is_storage_failure, storage_line
 
 
@@ -55,10 +56,8 @@ class Links:
         self.open: dict[int, object] = {}
 
     def __call__(self, part: int):
-        from multiprocessing.connection import Client
-
         if part not in self.open:
-            self.open[part] = Client(self.node.peers[part], authkey=self.node.authkey)
+            self.open[part] = links.connect(self.node.peers[part], self.node.authkey)
         return self.open[part]
 
     def drop(self, part: int) -> None:
@@ -173,6 +172,8 @@ def serve_peer(node, conn, prepare: Callable, redo: Callable) -> None:
             elif op == "abort":
                 rollback(cur)
                 open_tx = None
+            elif op == "echo":  # the link's round trip and bandwidth (oltp.probe)
+                conn.send_bytes(msg[1])
     except (EOFError, OSError):
         return  # the peer is gone (a closed, reset or broken connection)
     except duckdb.Error as exc:  # a decided half that cannot commit: recovery redoes it

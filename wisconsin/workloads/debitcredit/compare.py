@@ -10,7 +10,7 @@ import json
 import os
 
 from wisconsin import WisconsinError
-from wisconsin.workloads.debitcredit import metrics
+from wisconsin.workloads.debitcredit import interconnect, metrics
 from wisconsin.workloads.debitcredit.runfile import DebitCreditRun, load
 
 
@@ -60,8 +60,11 @@ def compare_runs(
             )
             + "\n"
         )
+    differs = interconnect.differences(a, b)
     out = [
         f"DebitCredit: B ({b.started_utc}) / A ({a.started_utc}); > 1 means B is faster",
+        *(["what else differs, A -> B:", *(f"  {d}" for d in differs)] if differs else []),
+        *([interconnect.verdict(rows)] if differs else []),
         "",
         f"{'P':>3}  {'peak A':>20}  {'peak B':>20}  {'B/A':>18}  {'rule A':>20}  {'rule B':>20}  {'B/A':>18}  audits",
     ]
@@ -71,6 +74,8 @@ def compare_runs(
             f"{r['peak_ratio'].fmt(2):>18}  {r['rule_a'].fmt():>20}  {r['rule_b'].fmt():>20}  "
             f"{r['rule_ratio'].fmt(2):>18}  {'OK' if r['audits_ok'] else 'VOID'}"
         )
+    if differs:
+        out += ["", *interconnect.per_core_lines(a, b, [r["P"] for r in rows])]
     if not same:
         out += ["", "forced: the runs differ in database size or tps rule"]
     return "\n".join(out) + "\n"

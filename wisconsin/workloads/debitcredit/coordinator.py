@@ -16,16 +16,25 @@ class PartitionServers(servers.PartitionServers):
     """P DebitCredit partition processes, used as a context manager."""
 
     def __init__(
-        self, data_dir, partitions: int, sizing: Sizing, log_dir, leave_open=False, pin=False
+        self,
+        data_dir,
+        partitions: int,
+        sizing: Sizing,
+        log_dir,
+        leave_open=False,
+        pin=False,
+        hosts=None,
+        paths=None,
     ):
+        """On a cluster: hosts (oltp.hosted.Hosts) and each partition's path on its host."""
         self.leave_open = leave_open  # the old start-up's open result (server.last_txid)
         self.sizing = sizing
-        paths = [partition_file(data_dir, p, partitions) for p in range(partitions)]
-        super().__init__(paths, log_dir, server.serve, self._args, "DebitCredit", pin)
+        paths = paths or [partition_file(data_dir, p, partitions) for p in range(partitions)]
+        super().__init__(paths, log_dir, server.serve, self._args, "DebitCredit", pin, hosts)
 
     def _args(self, p: int, authkey: bytes, ctrl, core) -> tuple:
         return (
-            p, self.partitions, self.sizing, str(self.paths[p]), str(self.log_dir), authkey,
+            p, self.partitions, self.sizing, str(self.paths[p]), str(self.log_dir_of(p)), authkey,
             ctrl, self.leave_open, core,
         )  # fmt: skip
 

@@ -8,6 +8,7 @@ peak, stop, redo any decided remote halves, audit, and run the independent check
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import statistics
@@ -91,6 +92,7 @@ def _step(load: Load, repeat: int, partitions: int, tallies: list[dict]) -> Step
         memory_bytes=tuple(tuple(e[0] for e in t["engine"]) for t in tallies),
         txn_memory_bytes=tuple(tuple(e[1] for e in t["engine"]) for t in tallies),
         temp_bytes=tuple(tuple(e[2] for e in t["engine"]) for t in tallies),
+        remote_hist=histogram.encode(histogram.merge([t.get("remote_hist", "") for t in tallies])),
     )
 
 
@@ -174,11 +176,16 @@ def warm_up_windows(grew: list[float], before: float | None = None) -> int:
 
 
 def measure_partitions(
-    cfg: Config, partitions: int, work_dir: Path, say, job: Job | None = None
+    cfg: Config, partitions: int, work_dir: Path, say, job: Job | None = None, on=None
 ) -> PartitionResult:
+    """One P: on this machine, or with on (hosts.OnCluster) on its cluster's workers."""
+    job = job or planned_job(None, cfg, [partitions])
+    if on is not None:
+        from wisconsin.workloads.debitcredit import hosts
+
+        return hosts.measure(cfg, partitions, say, job, on, measure_steps, say_audit)
     # The database's lock from build to audit: `repair` or another bench must not touch it.
     db_dir = schema.partition_file(cfg.data_dir, 0, partitions).parent
-    job = job or planned_job(None, cfg, [partitions])
     with lock.hold_tables([db_dir], create=True):
         return _measure_partitions(cfg, partitions, say, job)
 
@@ -206,22 +213,11 @@ def _measure_partitions(cfg: Config, partitions: int, say, job: Job) -> Partitio
     log_dir = schema.ack_log_dir(paths[0].parent)  # emptied by the build
     job.start("start", f"P={partitions}: starting the partition servers", units=partitions)
     with PartitionServers(cfg.data_dir, partitions, cfg.sizing, log_dir, pin=True) as servers:
-        warmup_committed = _warm_up(servers, cfg, job, f"P={partitions}: warming up")
-        steps = _closed_steps(servers, cfg, partitions, say, job)
-        steps += _open_steps(servers, cfg, partitions, _peak(steps, partitions), say, job)
+        warmup_committed, steps = measure_steps(servers, cfg, partitions, say, job)
     job.start("audit", f"P={partitions}: auditing", units=partitions)
     with naming_storage(f"P={partitions}: auditing the database in {db_dir}"):
         record = _audit(paths, log_dir)
-    erred = [s for s in steps if s.first_error]
-    say(
-        f"P={partitions} audit: {'OK' if record.ok else 'VOID: ' + '; '.join(record.problems)}"
-        + (
-            f"; {sum(s.failed for s in erred)} transactions of {len(erred)} steps failed with "
-            f"unexpected errors (first: {erred[0].first_error})"
-            if erred
-            else ""
-        )
-    )
+    say_audit(say, partitions, record, steps)
     return PartitionResult(
         partitions=partitions,
         oversubscribed=partitions > environment.usable_cores(),
@@ -234,6 +230,28 @@ def _measure_partitions(cfg: Config, partitions: int, say, job: Job) -> Partitio
         warmup_committed=warmup_committed,
         steps=tuple(steps),
         audit=record,
+    )
+
+
+def measure_steps(servers, cfg: Config, partitions: int, say, job: Job) -> tuple[int, list]:
+    """On started servers: the warm-up (its commits), the closed windows, the open curve."""
+    warmup_committed = _warm_up(servers, cfg, job, f"P={partitions}: warming up")
+    steps = _closed_steps(servers, cfg, partitions, say, job)
+    steps += _open_steps(servers, cfg, partitions, _peak(steps, partitions), say, job)
+    return warmup_committed, steps
+
+
+def say_audit(say, partitions: int, record: AuditRecord, steps: list[Step]) -> None:
+    """The audit's line of one P, with the steps' unexpected errors if any."""
+    erred = [s for s in steps if s.first_error]
+    say(
+        f"P={partitions} audit: {'OK' if record.ok else 'VOID: ' + '; '.join(record.problems)}"
+        + (
+            f"; {sum(s.failed for s in erred)} transactions of {len(erred)} steps failed with "
+            f"unexpected errors (first: {erred[0].first_error})"
+            if erred
+            else ""
+        )
     )
 
 
@@ -315,11 +333,13 @@ def run_bench(
     resumed: DebitCreditRun | None = None,
     resumed_from: Path | None = None,
     progress=None,
+    cluster=None,
 ) -> tuple[DebitCreditRun, Path]:
     """Measure every P in cfg.partitions and save the run file in out_dir. After each P but
     the last, a progress file (runfile.save_partial) holds what was measured: an interrupted
     bench continues from it (`resumed`, read from `resumed_from`), rebuilding the P it
-    reached from zero. progress: the display its Job tells the time left."""
+    reached from zero. progress: the display its Job tells the time left. cluster
+    (oltp.hosted.Target): each P's partitions on that cluster's workers."""
     out = Path(out_dir)
     started = resumed.started_utc if resumed else utc_now()
     stamp = started.replace(":", "").replace("-", "")
@@ -331,11 +351,13 @@ def run_bench(
     say(schedule_text(cfg) + (f"; resuming at P={todo[0]}" if resumed and todo else ""))
     partial = resumed_from
     try:
-        for p in todo:
-            results.append(measure_partitions(cfg, p, work_dir, say, job))
-            if p != todo[-1]:
-                with naming_storage("saving what was measured"):
-                    partial = save_partial(_run(cfg, started, results), final)
+        with contextlib.ExitStack() as stack:
+            on = None if cluster is None else stack.enter_context(_on_cluster(cluster))
+            for p in todo:
+                results.append(measure_partitions(cfg, p, work_dir, say, job, on))
+                if p != todo[-1]:
+                    with naming_storage("saving what was measured"):
+                        partial = save_partial(_run(cfg, started, results), final)
     except KeyboardInterrupt as exc:
         if partial is not None:
             exc.resume_command = _resume_text(partial)
@@ -351,6 +373,12 @@ def run_bench(
     if partial is not None:
         partial.unlink(missing_ok=True)  # the run file holds it all now
     return run, path
+
+
+def _on_cluster(cluster):
+    from wisconsin.oltp import hosted
+
+    return hosted.Session(cluster)
 
 
 def _resume_text(partial: Path) -> str:
@@ -469,16 +497,17 @@ def bench_command(
     say: Callable[[str], None] = lambda s: None,
     resume: str | None = None,
     progress=None,
+    cluster=None,
 ) -> tuple[DebitCreditRun, Path, str, list[Path]]:
     """`wisconsin bench --workload debitcredit`: measure, save, report, plot (with resume: a
     progress file's configuration, measuring the partition counts it lacks); progress: the
-    display of its progress and time left."""
+    display of its progress and time left; cluster: oltp.hosted.Target, or None here."""
     from wisconsin.workloads.debitcredit import plot, report
 
     if resume is not None:
         resumed = load_partial(resume)
         where = Path(resume).parent
-        run, path = run_bench(resumed.config, where, say, resumed, Path(resume), progress)
+        run, path = run_bench(resumed.config, where, say, resumed, Path(resume), progress, cluster)
         return _publish(run, path, report, plot)
     partitions = tuple(partitions) or default_partitions()
     step_s = DEFAULT_STEP_S if step_s is None else step_s
@@ -506,7 +535,7 @@ def bench_command(
         closed_step_s=CLOSED_STEP_FACTOR * step_s,
         closed_retries=DEFAULT_CLOSED_RETRIES,
     )
-    run, path = run_bench(cfg, out, say, progress=progress)
+    run, path = run_bench(cfg, out, say, progress=progress, cluster=cluster)
     return _publish(run, path, report, plot)
 
 

@@ -12,7 +12,7 @@ from wisconsin.analysis.audit import Rule, overall, summary
 from wisconsin.reports.document import SPACED, Section, Table
 from wisconsin.reports.report import Page, Report, check_format
 from wisconsin.reports.report import render as render_reports
-from wisconsin.workloads.debitcredit import metrics
+from wisconsin.workloads.debitcredit import interconnect, metrics
 from wisconsin.workloads.debitcredit.runfile import (
     DebitCreditRun,
     Step,
@@ -270,6 +270,9 @@ def document(run: DebitCreditRun, rows: list[dict]) -> list[Section]:
         ),
         _curves_section(run),
     ]
+    cluster = interconnect.section(run)  # only a P measured on a cluster has one
+    if cluster is not None:
+        doc.append(cluster)
     if run.notes:
         doc.append(Section("Notes", ["\n".join(f"- {n}" for n in run.notes)], anchor="notes"))
     return doc

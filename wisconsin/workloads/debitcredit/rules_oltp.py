@@ -235,6 +235,8 @@ def rule_pinned(run, result, name: str) -> Rule:
     from the run's environment) each partition ran on a core of its own; beyond them the
     point is oversubscribed and must say so."""
     parts, cores = result.partitions, run.environment.get("usable_cores")
+    if getattr(result, "cluster", None) is not None:
+        return _on_workers(result, name)
     if not isinstance(cores, int) or cores < 1:
         return Rule(name, False, "usable cores not recorded: pinning cannot be judged")
     if parts > cores:
@@ -250,6 +252,17 @@ def rule_pinned(run, result, name: str) -> Rule:
             "the scaleup would not measure added processors",
         )
     return Rule(name, True, f"partition p on core {list(pins)} (one core each)")
+
+
+def _on_workers(result, name: str) -> Rule:
+    """On a cluster a processor is a worker: each partition on a worker of its own."""
+    hosts = result.cluster.hosts
+    workers = [h.worker for h in hosts]
+    if len(workers) != result.partitions or len(set(workers)) != result.partitions:
+        return Rule(name, False, f"P={result.partitions} on workers {workers}: not one each")
+    where = ", ".join(f"{h.part} on {h.host}" for h in hosts)
+    share = "; the hosts share one machine's cores" if result.oversubscribed else ""
+    return Rule(name, True, f"one worker each, not pinned to cores: partition {where}{share}")
 
 
 def oltp_rules(run) -> list[Rule]:

@@ -78,6 +78,8 @@ class Step:
     memory_bytes: tuple[tuple[Count, ...], ...] = ()  # duckdb_memory() total
     txn_memory_bytes: tuple[tuple[Count, ...], ...] = ()  # its TRANSACTION tag (undo buffers)
     temp_bytes: tuple[tuple[Count, ...], ...] = ()  # temp-file bytes (spilled)
+    # HdrHistogram (as hist) of the distributed transactions only; "": not recorded
+    remote_hist: str = ""
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,8 @@ class PartitionResult:
     db_bytes: Count | None = None
     # core of each partition's process (server, terminals, DuckDB threads); () not pinned
     pinned_cores: tuple[Count, ...] = ()
+    # on a Dask cluster: the scheduler, each partition's host, each link; None: this machine
+    cluster: oltp_runfile.ClusterRecord | None = None
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ def tally_dict(tally: terminals.Tally) -> dict:
     return {
         "done": tally.done,
         "hist": histogram.encode(tally.hist),
+        "remote_hist": histogram.encode(tally.remote_hist),
         "arrivals": tally.arrivals,
         "committed": tally.committed,
         "in_window": tally.in_window,

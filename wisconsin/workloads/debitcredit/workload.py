@@ -35,10 +35,13 @@ BENCH_TAKES = Takes(
             "step_seconds",
             "rule",
             "resume_path",
+            "cluster_address",
+            "tls_ca",
+            "tls_cert",
+            "tls_key",
         }
     ),  # fmt: skip
     "{given}: Wisconsin options, not used by --workload debitcredit; drop {it}",
-    own=(("cluster_address", "--workload debitcredit runs on this machine (no --cluster)"),),
 )
 # what --resume reads from the progress file instead
 RESUMED = ("partitions", "repeat", "branches", "scaled_tps", "step_seconds", "rule", "seed")
@@ -59,6 +62,13 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
         if opts.given_options("branches"):
             raise OptionError("--scaled sets the branches: drop --branches")
         branches = scaled_branches(opts.scaled_tps)
+    cluster = None
+    if opts.cluster_address is not None:  # one partition server per worker (oltp.hosted)
+        from wisconsin.oltp import hosted
+
+        cluster = hosted.target(opts.cluster_address, opts.tls)
+    elif any(opts.tls):
+        raise OptionError("--tls-ca/--tls-cert/--tls-key need --cluster")
     with console.progress() as progress:
         run, path, text, files = bench_command(
             opts.data_dir,
@@ -72,6 +82,7 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
             say=console.log,
             resume=opts.resume_path,
             progress=progress,
+            cluster=cluster,
         )
     figures = ", ".join(str(f) for f in files[1:] if f.suffix == ".png")
     lines = ([] if opts.quiet else [text]) + [
@@ -82,7 +93,7 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
     ]
     dc_data = Path(run.config.data_dir)  # the bench's own directory under --data
     databases = tuple(dc_data / f"dc{r.partitions}" for r in run.results)
-    return Outcome(tuple(lines), dc_data, databases, Path(path))
+    return Outcome(tuple(lines), dc_data, databases, Path(path), on_cluster=cluster is not None)
 
 
 def owns(path: str | os.PathLike) -> bool:
@@ -92,9 +103,14 @@ def owns(path: str | os.PathLike) -> bool:
 
 
 def owns_table(table_dir: str | os.PathLike) -> bool:
+    """A database here, or the note a cluster bench leaves of one on its workers."""
+    from wisconsin.oltp.hosted import read_note
     from wisconsin.workloads.debitcredit.tables import is_database
 
-    return is_database(table_dir)
+    if is_database(table_dir):
+        return True
+    note = read_note(table_dir)
+    return note is not None and note.get("workload") == "debitcredit"
 
 
 # what `info` and `repair` read on a DebitCredit database (its files are checked whole, here)
@@ -104,8 +120,8 @@ INFO_TAKES = Takes(
     "{given}: for Wisconsin tables; a DebitCredit database's info checks it whole, here",
 )
 REPAIR_TAKES = Takes(
-    frozenset({"table_dir"}),
-    "{given}: for Wisconsin tables; a DebitCredit database is repaired whole, here",
+    frozenset({"table_dir", "cluster_address", "tls_ca", "tls_cert", "tls_key"}),
+    "{given}: for Wisconsin tables; a DebitCredit database is repaired whole",
 )
 
 
@@ -114,8 +130,14 @@ def info_table(
 ) -> tuple[list[str], str | None]:
     """`wisconsin info` on a DebitCredit database: (lines, None or the kind of what its check
     found: wisconsin.DAMAGED)."""
-    from wisconsin.workloads.debitcredit.tables import info
+    from wisconsin.oltp import hosted
+    from wisconsin.workloads.debitcredit.tables import info, is_database
 
+    if not is_database(table_dir) and hosted.read_note(table_dir) is not None:
+        raise OptionError(
+            f"{table_dir}: its partitions are on a cluster's workers ({hosted.CLUSTER_NOTE}); "
+            "`wisconsin repair DIR --cluster ADDR` checks them on their hosts"
+        )
     return info(table_dir)
 
 
@@ -123,8 +145,19 @@ def repair_table(
     table_dir: str | os.PathLike, opts: RepairOptions | None = None, console: Console | None = None
 ) -> tuple[list[str], str | None]:
     """`wisconsin repair`: apply decided remote halves, then check the invariants (a failed
-    one is raised)."""
+    one is raised; with --cluster, on the hosts a cluster bench left the database on)."""
+    from wisconsin.oltp import hosted
     from wisconsin.workloads.debitcredit.tables import repair
+
+    if opts is not None and opts.cluster_address is not None:
+        from wisconsin.workloads.debitcredit.hosts import repair_on_cluster
+
+        return repair_on_cluster(table_dir, hosted.target(opts.cluster_address, opts.tls)), None
+    if hosted.read_note(table_dir) is not None:
+        raise OptionError(
+            f"{table_dir}: its partitions are on a cluster's workers ({hosted.CLUSTER_NOTE}): "
+            "give --cluster ADDR (and --tls-ca/--tls-cert/--tls-key if it uses TLS)"
+        )
 
     done = repair(table_dir)
     a = done.audit

@@ -10,6 +10,7 @@ and the independent check's 1-4, find every acknowledged transaction in the data
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from wisconsin import WisconsinError, atomic
 from wisconsin.measure import environment
-from wisconsin.oltp import histogram
+from wisconsin.oltp import histogram, hosted
 from wisconsin.oltp.failures import naming_storage
 from wisconsin.oltp.servers import pinned_cores
 from wisconsin.store import check_writable, lock, utc_now
@@ -127,17 +128,34 @@ def _measure(db_dir: Path, manifest, step: Load, say) -> tuple[Result, tuple[int
         recovered = remote.recover(paths)
         acked = receipts.check(paths, load.ack_log_dir(db_dir))
         after = _next_o_ids(paths)
-        delivered: dict = {}
-        for t in tallies:
-            for w, d, n in t["delivered"]:
-                delivered[(w, d)] = delivered.get((w, d), 0) + n
-        verdicts = consistency.check_database(paths, manifest.scale, delivered)
+        verdicts = consistency.check_database(paths, manifest.scale, delivered(tallies))
         ind_ok, ind_lines = independent_check(str(db_dir))
-    result = Result(
+    independent = (ind_ok, ind_lines)
+    result = result_of(tallies, step, after - before, recovered, verdicts, independent, acked)
+    return result, servers.cores
+
+
+def delivered(tallies: list[dict]) -> dict:
+    """Orders delivered per (warehouse, district), as the Delivery transactions said."""
+    out: dict = {}
+    for t in tallies:
+        for w, d, n in t["delivered"]:
+            out[(w, d)] = out.get((w, d), 0) + n
+    return out
+
+
+def result_of(
+    tallies, step: Load, next_o_delta: int, recovered: int, verdicts, independent, acked=None
+):
+    """The run's Result from the partitions' tallies and the checks after the window
+    (independent: the independent check's (ok, lines); acked: receipts.check's, None when
+    not checked: on a cluster); its build is set by the caller."""
+    ind_ok, ind_lines = independent
+    return Result(
         kinds=_kinds(tallies),
         no_series=_series(tallies, step.duration_s),
         new_orders_all=sum(t["new_orders_all"] for t in tallies),
-        d_next_o_id_delta=after - before,
+        d_next_o_id_delta=next_o_delta,
         rolled_back=sum(t["rolled_back"] for t in tallies),
         lines=sum(t["lines"] for t in tallies),
         remote_lines=sum(t["remote_lines"] for t in tallies),
@@ -164,7 +182,6 @@ def _measure(db_dir: Path, manifest, step: Load, say) -> tuple[Result, tuple[int
         db_bytes=0,
         receipts=acked,
     )
-    return result, servers.cores
 
 
 def run_bench(
@@ -178,8 +195,10 @@ def run_bench(
     seed: int = 0,
     scale: Scale = SPEC_SCALE,
     say: Callable[[str], None] = lambda s: None,
+    cluster=None,
 ) -> tuple[TpccRun, Path]:
-    """Measure one TPC-C run and save its run file in out_dir."""
+    """Measure one TPC-C run and save its run file in out_dir (cluster: an
+    oltp.hosted.Target, each partition on a worker of its own; tpcc.hosts)."""
     if mode not in ("spec", "nowait"):
         raise WisconsinError(f"mode must be spec or nowait, not {mode!r}")
     if window_s < 1 or ramp_s < 0:
@@ -187,25 +206,44 @@ def run_bench(
     partitions = partitions or default_partitions()
     placement = Placement(partitions, warehouses_per_partition)
     db_dir = Path(data_dir) / "tpcc" / f"w{placement.warehouses}-p{partitions}"
-    started = utc_now()
     say(
         f"TPC-C-derived, {mode} mode: {placement.warehouses} warehouses on {partitions} "
         f"partition(s), ramp-up {ramp_s:g} s, window {window_s:g} s; building {db_dir}"
     )
+    with contextlib.ExitStack() as stack:
+        on = None if cluster is None else stack.enter_context(hosted.Session(cluster))
+        return _bench(db_dir, out_dir, placement, mode, window_s, ramp_s, seed, scale, say, on)
+
+
+def _bench(db_dir, out_dir, placement, mode, window_s, ramp_s, seed, scale, say, on):
+    started = utc_now()
     t0 = time.perf_counter()
-    with naming_storage(f"building the TPC-C database in {db_dir}"):
-        manifest = load.build(db_dir, placement, seed, scale)
+    if on is None:
+        with naming_storage(f"building the TPC-C database in {db_dir}"):
+            manifest = load.build(db_dir, placement, seed, scale)
+        db_bytes = sum(p.stat().st_size for p in load.partition_paths(db_dir, manifest))
+    else:
+        from wisconsin.workloads.tpcc import hosts
+
+        manifest, built = hosts.build(on, db_dir, placement, seed, scale)
+        db_bytes = built.bytes
     build_s = time.perf_counter() - t0
-    db_bytes = sum(p.stat().st_size for p in load.partition_paths(db_dir, manifest))
     c_run = rules.run_constants(manifest.constants, seed)
     workers = SPEC_WORKERS if mode == "spec" else NOWAIT_WORKERS
     step = Load(
         mode, ramp_s, window_s, seed, (c_run.c_last, c_run.c_id, c_run.ol_i_id), workers,
         checkpoint_at_s=window_s / 2, drain_s=DRAIN_S, deferred_delivery=mode == "spec",
     )  # fmt: skip
-    with lock.hold_tables([db_dir]):
-        say(f"built in {build_s:.0f} s ({db_bytes / 2**20:.0f} MB); running the terminals")
-        result, cores = _measure(db_dir, manifest, step, say)
+    say(f"built in {build_s:.0f} s ({db_bytes / 2**20:.0f} MB); running the terminals")
+    where = None
+    if on is None:
+        with lock.hold_tables([db_dir]):
+            result, cores = _measure(db_dir, manifest, step, say)
+    else:
+        tallies, before, where = hosts.run_window(on, db_dir, manifest, built, step, say)
+        say("window done; recovering and checking consistency on every host")
+        recovered, after, verdicts, ind = hosts.check_all(on, manifest, built, delivered(tallies))
+        result, cores = result_of(tallies, step, after - before, recovered, verdicts, ind), ()
     result = dataclasses.replace(result, build_s=build_s, db_bytes=db_bytes)
     sized = ("partitions", "warehouses_per_partition", "customers_per_district", "items")
     cfg = Config(
@@ -214,7 +252,7 @@ def run_bench(
         c_load=(manifest.c_last, manifest.c_id, manifest.ol_i_id),
         c_run=(c_run.c_last, c_run.c_id, c_run.ol_i_id),
         checkpoint_at_s=window_s / 2, drain_s=DRAIN_S, limit_s=m.LIMIT_S,
-        pinned_cores=tuple(cores or pinned_cores(0)), data_dir=str(db_dir),
+        pinned_cores=tuple(cores or pinned_cores(0)), data_dir=str(db_dir), cluster=where,
     )  # fmt: skip
     env = dataclasses.asdict(environment.capture())
     run = TpccRun(WORKLOAD, SCHEMA_VERSION, started, utc_now(), env, cfg, result, NOTES)
@@ -233,7 +271,14 @@ def bench_command(opts, say: Callable[[str], None]) -> tuple[TpccRun, Path, str,
     parts = opts.partitions[0] if opts.partitions else None
     if opts.partitions and len(opts.partitions) > 1:
         raise WisconsinError("--workload tpcc runs one partition count at a time")
-    run, path = run_bench(opts.data_dir, opts.out, parts, window_s=window, seed=opts.seed, say=say)
+    cluster = None
+    if opts.cluster_address is not None:  # one partition server per worker (oltp.hosted)
+        cluster = hosted.target(opts.cluster_address, opts.tls)
+    elif any(opts.tls):
+        raise WisconsinError("--tls-ca/--tls-cert/--tls-key need --cluster")
+    run, path = run_bench(
+        opts.data_dir, opts.out, parts, window_s=window, seed=opts.seed, say=say, cluster=cluster
+    )
     text = report.render(run, "text")
     report_path = path.with_suffix(".report.md")
     atomic.write_text(report_path, report.render(run, "markdown"))

@@ -63,6 +63,8 @@ class Config:
     limit_s: NonNegative  # the 90th-percentile response-time limit of every type
     pinned_cores: tuple[int, ...]
     data_dir: str  # the database directory
+    # on a Dask cluster: the scheduler, each partition's host, each link; None: this machine
+    cluster: oltp_runfile.ClusterRecord | None = None
 
     @property
     def warehouses(self) -> int:

@@ -51,12 +51,15 @@ def serve(part, m: TpccManifest, path, log_dir, authkey, ctrl, pin=None) -> None
 class PartitionServers(servers.PartitionServers):
     """The P TPC-C partition processes of a database, used as a context manager."""
 
-    def __init__(self, db_dir, m: TpccManifest, log_dir, pin: bool = True):
+    def __init__(self, db_dir, m: TpccManifest, log_dir, pin: bool = True, hosts=None, paths=None):
+        """On a cluster: hosts (oltp.hosted.Hosts) and each partition's path on its host."""
         self.manifest = m
-        super().__init__(partition_paths(db_dir, m), log_dir, serve, self._args, "TPC-C", pin)
+        paths = paths or partition_paths(db_dir, m)
+        super().__init__(paths, log_dir, serve, self._args, "TPC-C", pin, hosts)
 
     def _args(self, p: int, authkey: bytes, ctrl, core_: int | None) -> tuple:
-        return (p, self.manifest, str(self.paths[p]), str(self.log_dir), authkey, ctrl, core_)
+        log_dir = str(self.log_dir_of(p))
+        return (p, self.manifest, str(self.paths[p]), log_dir, authkey, ctrl, core_)
 
     def run(self, load: driver.Load) -> list[dict]:
         timeout = load.ramp_s + load.duration_s + load.drain_s + 120.0

@@ -20,9 +20,22 @@ DESCRIPTION = "OLTP: TPC-C-derived new orders per minute on partitions (docs/tpc
 
 # what `bench --workload tpcc` reads; any other option given is refused, not ignored
 BENCH_TAKES = Takes(
-    frozenset({"workload", "data_dir", "partitions", "seed", "out", "quiet", "step_seconds"}),
+    frozenset(
+        {
+            "workload",
+            "data_dir",
+            "partitions",
+            "seed",
+            "out",
+            "quiet",
+            "step_seconds",
+            "cluster_address",
+            "tls_ca",
+            "tls_cert",
+            "tls_key",
+        }
+    ),  # fmt: skip
     "{given}: not used by --workload tpcc; drop {it}",
-    own=(("cluster_address", "--workload tpcc runs on this machine (no --cluster)"),),
 )
 INFO_TAKES = Takes(frozenset({"table_dir"}), "{given}: not used on a TPC-C database")
 REPAIR_TAKES = Takes(frozenset({"table_dir"}), "{given}: a TPC-C database is repaired whole")
@@ -35,7 +48,8 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
     run, path, text, report_path = bench_command(opts, console.log)
     lines = ([] if opts.quiet else [text]) + [f"run file: {path}", f"report:   {report_path}"]
     db = Path(run.config.data_dir)
-    return Outcome(tuple(lines), db.parent, (db,), Path(path))
+    on_cluster = run.config.cluster is not None
+    return Outcome(tuple(lines), db.parent, (db,), Path(path), on_cluster=on_cluster)
 
 
 def owns(path: str | os.PathLike) -> bool:
