@@ -158,3 +158,30 @@ def test_kill_9_mid_run_then_repair_keeps_the_conditions(tmp_path):
     numbers = [n for n in consistency.CONDITIONS if n != 11]
     verdicts = consistency.check_database(load.partition_paths(db, m), TINY, None, numbers)
     assert not consistency.failed(verdicts), consistency.lines(verdicts)
+
+
+def test_a_checkpoint_held_by_an_open_write_is_interrupted_and_frees_the_writers(
+    tmp_path, monkeypatch
+):
+    """FORCE CHECKPOINT waits for an open write (a remote half waiting for its home's
+    decision) and blocks every other writer meanwhile: two partitions checkpointing at once
+    deadlocked a cluster test. It gives up after CHECKPOINT_WAIT_S, and the writers go on."""
+    import time
+
+    import duckdb
+
+    from wisconsin.workloads.tpcc import driver
+
+    monkeypatch.setattr(driver, "CHECKPOINT_WAIT_S", 0.3)
+    con = duckdb.connect(str(tmp_path / "p.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT range i, 0 v FROM range(10)")
+    half, ck, other = con.cursor(), con.cursor(), con.cursor()
+    half.execute("BEGIN")
+    half.execute("UPDATE t SET v = 1 WHERE i = 1")  # open, as a prepared half is
+    t0 = time.perf_counter()
+    assert driver._checkpoint(ck) == driver.INTERRUPTED
+    assert 0.25 < time.perf_counter() - t0 < 2.0
+    other.execute("UPDATE t SET v = 2 WHERE i = 2")  # not blocked any more
+    half.execute("COMMIT")
+    assert driver._checkpoint(ck) == ""  # nothing open: done
+    assert con.execute("SELECT sum(v) FROM t").fetchone() == (3,)
