@@ -250,6 +250,10 @@ def test_a_preset_with_its_own_rounds_runs_them_unless_the_command_line_says(tmp
     assert (o.min_reps, o.max_reps, o.blocks) == (7, 30, 15)
     o = commands._rounds(opts(preset="vlx"))  # no rounds of its own: the runner's defaults
     assert (o.min_reps, o.max_reps, o.blocks) == (15, 30, 15)
+    # tiny's own rounds run without a warm-up round; rounds of the command line keep it
+    assert tiny.warmup == 0 and commands._warmup(opts()) == 0
+    assert commands._warmup(opts(min_reps=7, given=("min_reps",))) == 1
+    assert commands._warmup(opts(preset="vlx")) == 1
 
 
 def test_the_presets_that_should_pass_here_hold_enough_rows_at_two_partitions():

@@ -46,7 +46,7 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
     address = opts.cluster_address
     engine = engine_config(opts.mode, parts, None, 3600, address, opts.tls, opts.transport)
     run_opts = RunOptions(
-        **shared_fields(opts, RunOptions) | {"partitions": parts},
+        **shared_fields(opts, RunOptions) | {"partitions": parts, "warmup": _warmup(opts)},
         catalog=CATALOG,
         g_partitions=preset.g_partitions,
         engine=engine,
@@ -72,6 +72,9 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
     )
 
 
+_ROUND_OPTIONS = ("repeat", "min_reps", "max_reps", "blocks")
+
+
 def _rounds(opts: BenchOptions) -> BenchOptions:
     """opts with the rounds and the time budget the bench runs: calibrated, within the time
     budget (default DEFAULT_TIME_BUDGET_S) it plans SIZING_ROUNDS rounds of one block each
@@ -81,8 +84,7 @@ def _rounds(opts: BenchOptions) -> BenchOptions:
     min_reps, blocks, time_budget = opts.min_reps, opts.blocks, opts.time_budget
     max_reps, given_max = opts.max_reps, bool(opts.given_options("max_reps"))
     preset = get_preset(opts.preset) if opts.preset is not None else None
-    rounds = ("repeat", "min_reps", "max_reps", "blocks")
-    if preset is not None and preset.rounds and not opts.given_options(*rounds):
+    if preset is not None and preset.rounds and not opts.given_options(*_ROUND_OPTIONS):
         min_reps = max_reps = preset.rounds  # the preset's own: sized with its tables
         blocks, given_max = preset.blocks or preset.rounds, True
     if opts.preset is None and opts.repeat is None:
@@ -98,6 +100,14 @@ def _rounds(opts: BenchOptions) -> BenchOptions:
     return replace(
         opts, min_reps=min_reps, max_reps=max_reps, blocks=blocks, time_budget=time_budget
     )
+
+
+def _warmup(opts: BenchOptions) -> int:
+    """The untimed warm-up rounds: the preset's when its own rounds run, else the runner's."""
+    preset = get_preset(opts.preset) if opts.preset is not None else None
+    if preset is not None and preset.rounds and not opts.given_options(*_ROUND_OPTIONS):
+        return preset.warmup
+    return RunOptions.warmup
 
 
 def _sizes(opts: BenchOptions, started: float, say) -> tuple[Preset, tuple[int, ...]]:

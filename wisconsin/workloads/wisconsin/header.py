@@ -115,7 +115,7 @@ def _protocol_lines(runs: list[Run]) -> list[tuple[str, str]]:
         (
             "Repetitions",
             f"{cfg.repeat} timed per table and query (median reported), "
-            f"{cfg.warmup} untimed warm-up",
+            + (f"{cfg.warmup} untimed warm-up" if cfg.warmup else "no warm-up round"),
         ),
         ("Blocks", _blocks_text(runs)),
         engine,

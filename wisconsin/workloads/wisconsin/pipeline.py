@@ -271,7 +271,8 @@ def planned_job(progress, to_build, options: RunOptions) -> Job:
     lo, _ = options.reps
     steps = len(options.tables()) * len(with_defaults(options).queries)
     job.plan("setup", 1, each_s=FRESH_WORKERS_S)
-    job.plan("warm-up step", steps if options.cache == "cold" else 0, each_s=STEP_OVERHEAD_S)
+    warmups = steps * options.warmup if options.cache == "cold" else 0
+    job.plan("warm-up step", warmups, each_s=STEP_OVERHEAD_S)
     job.plan("step", lo * steps, like="warm-up step")
     blocks = lo // options.block_rounds
     job.plan("fresh workers", max(0, blocks - 1), each_s=FRESH_WORKERS_S)
