@@ -115,16 +115,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--window", type=float, default=12.0)
-    ap.add_argument("--warehouses", type=int, default=2, help="warehouses per partition")
-    ap.add_argument("--quick", action="store_true", help="1 round of 3 s on a tiny database")
+    ap.add_argument(
+        "--warehouses", type=int, default=None, help="warehouses per partition (2; --quick 1)"
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="1 round of 1.5 s on a tiny 1-warehouse database"
+    )
     ap.add_argument("--dir", default=None, help="where to build (default: the temp dir)")
     args = ap.parse_args()
     if len(os.sched_getaffinity(0)) < 2:
         sys.exit("tpcc_scaleup: needs 2 usable cores (P = 2 pinned one per core)")
     rounds, window, scale = args.rounds, args.window, None
     if args.quick:
-        rounds, window, scale = 1, 3.0, QUICK_SCALE
-    wp = args.warehouses
+        rounds, window, scale = 1, 1.5, QUICK_SCALE
+    wp = args.warehouses or (1 if args.quick else 2)
     print(f"tpcc scaleup P = 1 -> 2, no-wait, {wp} warehouse(s) per partition, pinned; "
           f"{rounds} round(s) of 2 s ramp + {window:g} s window per side, order reversed "
           f"every other round; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
