@@ -157,3 +157,81 @@ def test_the_ack_log_reads_only_the_workloads_records(tmp_path):
         f.write("X 6\n")
     with pytest.raises(acklog.LogDamaged):
         acklog.read_records(tmp_path / "a.log", pattern)
+
+
+def test_a_remote_that_never_answers_is_partition_down_within_the_timeout(cluster, monkeypatch):
+    """A remote stuck in its prepare (alive, its end open) does not hold the home for ever:
+    after REPLY_TIMEOUT_S the home rolls back, and the closed link ends the stuck half."""
+    home, r1, r2, links = cluster
+    stuck, released = Node(), threading.Event()
+
+    def hang(cur, msg):
+        released.wait(30)
+        return prepare(cur, msg)
+
+    listener = Listener(("127.0.0.1", 0), authkey=stuck.authkey)
+
+    def serve():
+        conn = listener.accept()
+        twophase.serve_peer(stuck, conn, hang, redo)
+
+    threading.Thread(target=serve, daemon=True).start()
+    home.peers[3] = listener.address
+    monkeypatch.setattr(twophase, "REPLY_TIMEOUT_S", 0.3)
+    cur = home.con.cursor()
+    t0 = time.monotonic()
+    with pytest.raises(twophase.PartitionDown, match="partition 3 did not answer within 0.3 s"):
+        twophase.commit(cur, links, {1: ("prepare", 12, 3), 3: ("prepare", 12, 4)},
+                        home_half(home, cur, 0))  # fmt: skip
+    assert time.monotonic() - t0 < 5
+    assert 3 not in links.open  # dropped and closed
+    released.set()
+    # the stuck half prepares late, finds its home gone and rolls back; r1 was told to abort
+    assert settle(lambda: stuck.con.cursor().execute("SELECT count(*) FROM applied").fetchall()
+                  == [(0,)])  # fmt: skip
+    assert r1.value() == 0 and home.value() == 0 and stuck.value() == 0
+
+
+def test_a_decided_half_that_keeps_conflicting_stops_its_partition(monkeypatch):
+    """_commit_decided's redo is retried on conflict, but not for ever: past REDO_TIMEOUT_S
+    it raises, serve_peer stops the partition (node.fail), and recovery redoes the half from
+    the home's decision record."""
+    tries = []
+
+    class Refusing:  # the prepared half's COMMIT conflicts (then only ROLLBACK is asked)
+        def execute(self, sql, *args):
+            if sql == "COMMIT":
+                raise duckdb.TransactionException("Conflict on tuple deletion!")
+
+    def conflicting(cur, msg):
+        tries.append(msg)
+        raise duckdb.TransactionException("Conflict on update!")
+
+    monkeypatch.setattr(twophase, "REDO_TIMEOUT_S", 0.2)
+    t0 = time.monotonic()
+    with pytest.raises(twophase.DecidedHalfStuck, match=r"txid 13\) conflicted for 0.2 s"):
+        twophase._commit_decided(Refusing(), ("prepare", 13, 1), conflicting)
+    assert 0.2 <= time.monotonic() - t0 < 5 and len(tries) > 10  # retried, then bounded
+
+    class Conn:  # a home that prepares, then decides
+        def __init__(self):
+            self.inbox, self.sent = [("prepare", 14, 1), ("commit", 14)], []
+
+        def recv(self):
+            if not self.inbox:
+                raise EOFError
+            return self.inbox.pop(0)
+
+        def send(self, msg):
+            self.sent.append(msg)
+
+        def close(self):
+            pass
+
+    def stuck(cur, prepared, redo):
+        raise twophase.DecidedHalfStuck("a decided remote half (txid 14) conflicted for 60 s")
+
+    monkeypatch.setattr(twophase, "_commit_decided", stuck)
+    node = Node()
+    twophase.serve_peer(node, Conn(), prepare, redo)
+    assert node.fatal == "a decided remote half (txid 14) conflicted for 60 s"

@@ -26,9 +26,21 @@ import duckdb
 from wisconsin.oltp import links
 from wisconsin.oltp.failures import is_storage_failure, storage_line
 
+# A remote that neither answers nor closes its end is stuck, not slow: a prepare or a commit
+# takes milliseconds, and DuckDB never waits on a lock (a conflict aborts). Without a bound
+# the home's terminal would wait for ever (a FORCE CHECKPOINT held by open writes did that).
+REPLY_TIMEOUT_S = 60.0
+# A decided half redone this long, conflict after conflict, stops its partition: recovery
+# redoes it from the home's decision record.
+REDO_TIMEOUT_S = 60.0
+
 
 class PartitionDown(Exception):
     """A remote partition did not answer before the decision: rolled back."""
+
+
+class DecidedHalfStuck(Exception):
+    """A decided remote half kept conflicting for REDO_TIMEOUT_S: the partition stops."""
 
 
 def is_conflict(exc: BaseException) -> bool:
@@ -61,7 +73,17 @@ class Links:
         return self.open[part]
 
     def drop(self, part: int) -> None:
-        self.open.pop(part, None)
+        link = self.open.pop(part, None)
+        if link is not None:  # closed, so a remote that still holds a half sees the end
+            with contextlib.suppress(OSError):
+                link.close()
+
+    def reply(self, part: int):
+        """The next message from `part`, or TimeoutError (an OSError) after REPLY_TIMEOUT_S."""
+        link = self(part)
+        if not link.poll(REPLY_TIMEOUT_S):
+            raise TimeoutError(f"partition {part} did not answer within {REPLY_TIMEOUT_S:g} s")
+        return link.recv()
 
     def close(self) -> None:
         for link in self.open.values():
@@ -94,7 +116,7 @@ def commit(cur, links: Links, prepares: dict[int, tuple], home_half: Callable) -
             if part in got:
                 continue
             try:
-                got[part] = links(part).recv()
+                got[part] = links.reply(part)
             except (OSError, EOFError) as exc:
                 links.drop(part)
                 raise PartitionDown(str(exc)) from exc
@@ -121,7 +143,7 @@ def commit(cur, links: Links, prepares: dict[int, tuple], home_half: Callable) -
     for part in sent:
         try:
             links(part).send(("commit", prepares[part][1]))
-            links(part).recv()
+            links.reply(part)
         except (OSError, EOFError):
             links.drop(part)  # decided: recovery redoes the remote half
     return {p: r[1] if len(r) > 1 else None for p, r in got.items()}
@@ -134,7 +156,7 @@ def _settle_abort(links: Links, prepares: dict, sent: list[int], got: dict) -> N
         if part not in links.open:
             continue
         try:
-            reply = got[part] if part in got else links(part).recv()
+            reply = got[part] if part in got else links.reply(part)
             if reply[0] == "ok":
                 links(part).send(("abort", prepares[part][1]))
         except (OSError, EOFError):
@@ -176,6 +198,8 @@ def serve_peer(node, conn, prepare: Callable, redo: Callable) -> None:
                 conn.send_bytes(msg[1])
     except (EOFError, OSError):
         return  # the peer is gone (a closed, reset or broken connection)
+    except DecidedHalfStuck as exc:
+        node.fail(str(exc))
     except duckdb.Error as exc:  # a decided half that cannot commit: recovery redoes it
         node.fail(
             storage_line(exc, "the database")
@@ -196,6 +220,7 @@ def _commit_decided(cur, prepared, redo: Callable) -> None:
         return
     except duckdb.Error:
         rollback(cur)
+    deadline = time.monotonic() + REDO_TIMEOUT_S
     while True:
         try:
             redo(cur, prepared)
@@ -203,6 +228,11 @@ def _commit_decided(cur, prepared, redo: Callable) -> None:
         except duckdb.Error as exc:
             if not is_conflict(exc):
                 raise
+            if time.monotonic() > deadline:
+                raise DecidedHalfStuck(
+                    f"a decided remote half (txid {prepared[1]}) conflicted for "
+                    f"{REDO_TIMEOUT_S:g} s: {first_line(exc)}"
+                ) from exc
             time.sleep(0.001)
 
 
