@@ -74,6 +74,41 @@ def test_a_port_nobody_answers_fails_in_seconds():
     assert time.monotonic() - t0 < cluster.PROBE_S + 1
 
 
+def test_a_port_that_is_no_scheduler_fails_in_seconds_not_never():
+    """A user's --cluster with the dashboard's port: an HTTP server accepts and waits for a
+    request, and distributed's Client waited past 120 s. tcp: a scheduler speaks first."""
+    import http.server
+    import threading
+
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(cluster.ClusterError, match="no Dask scheduler: it said nothing"):
+            cluster.connect(f"tcp://127.0.0.1:{httpd.server_address[1]}", timeout=60)
+        assert time.monotonic() - t0 < cluster.PROBE_S + 2
+    finally:
+        httpd.shutdown()
+
+
+def test_a_client_start_that_never_ends_is_bounded(monkeypatch):
+    """What the probe cannot see (a TLS port that accepts and stays silent) is bounded by
+    _start_within: one line after the timeout and its grace, never a hang."""
+    import threading
+
+    hang = threading.Event()
+
+    class Stuck:
+        def __init__(self, *args, **kwargs):
+            hang.wait(30)
+
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError, match="no Dask scheduler answered within 1 s"):
+        cluster._start_within(Stuck.__new__(Stuck), 1.0)
+    assert time.monotonic() - t0 < 3
+    hang.set()
+
+
 def test_worker_addresses_never_misses_a_connected_worker():
     """Client.scheduler_info() could return no workers (its cached copy overwritten by the
     client's periodic worker-less refresh): ~1% of calls with a 10 ms refresh, and a run

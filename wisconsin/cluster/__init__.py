@@ -31,6 +31,7 @@ PROBE_S = 3.0  # a scheduler that refuses or does not answer TCP fails within th
 # own Dask memory limit (or its host's RAM), split among the partitions it holds
 WORKER_MEMORY_LIMIT = "60%"
 CONNECT_TIMEOUT_S = 30.0
+START_GRACE_S = 5.0  # beyond distributed's own connect timeout, for the rest of its start
 POLL_S = 1.0  # how often a waiting coordinator checks that the owners are still there
 
 
@@ -128,7 +129,9 @@ def probe(address: str, timeout: float = PROBE_S) -> None:
     while True:
         try:
             left = max(0.1, deadline - time.monotonic())
-            socket.create_connection((host, port), timeout=left).close()
+            with socket.create_connection((host, port), timeout=left) as sock:
+                if scheme == "tcp":
+                    _says_first(sock, address, timeout)
             return
         except ConnectionRefusedError as exc:
             last, again = exc, True  # the scheduler may be starting: try until the deadline
@@ -142,6 +145,24 @@ def probe(address: str, timeout: float = PROBE_S) -> None:
         time.sleep(0.25)
 
 
+def _says_first(sock, address: str, timeout: float) -> None:
+    """A Dask scheduler writes its handshake as soon as a TCP connection opens; an HTTP
+    server (the dashboard's port) waits for a request, and Client would wait for ever."""
+    try:
+        sock.settimeout(timeout)
+        if sock.recv(1):
+            return
+        why = "it closed the connection"
+    except TimeoutError:
+        why = f"it said nothing within {timeout:.0f} s"
+    except OSError as exc:
+        why = (exc.strerror or str(exc) or type(exc).__name__).lower()
+    raise ClusterError(
+        f"cannot connect to the scheduler at {address}: something listens there, but no Dask "
+        f"scheduler: {why} (the dashboard's port?)"
+    )
+
+
 def connect(address: str, security=None, timeout: float = CONNECT_TIMEOUT_S):
     """A distributed.Client for address, or ClusterError in one line: within PROBE_S if
     nothing listens there, within timeout otherwise. Prints the dashboard link if the
@@ -153,7 +174,8 @@ def connect(address: str, security=None, timeout: float = CONNECT_TIMEOUT_S):
     # __del__, a half-started Client blocks the exit for twice the timeout.
     client = Client.__new__(Client)
     try:
-        client.__init__(address, security=security, timeout=f"{timeout}s", set_as_default=False)
+        _start_within(client, timeout + START_GRACE_S, address, security=security,
+                      timeout=f"{timeout}s", set_as_default=False)  # fmt: skip
     except Exception as exc:  # e.g. something that is not a Dask scheduler answered
         with contextlib.suppress(Exception):
             client.close(timeout=1)
@@ -165,6 +187,29 @@ def connect(address: str, security=None, timeout: float = CONNECT_TIMEOUT_S):
     if link:
         notice(f"scheduler {address}: dashboard {link}")
     return client
+
+
+def _start_within(client, limit_s: float, *args, **kwargs) -> None:
+    """client.__init__(*args, **kwargs), or TimeoutError after limit_s: distributed bounds
+    the connect with its timeout, but not every wait after it (a TLS peer that accepts and
+    stays silent held a start past 120 s). The start is left to its daemon thread."""
+    import threading
+
+    failed: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            client.__init__(*args, **kwargs)
+        except BaseException as exc:  # handed to the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=start, daemon=True, name="wisconsin-client-start")
+    thread.start()
+    thread.join(limit_s)
+    if thread.is_alive():
+        raise TimeoutError(f"no Dask scheduler answered within {limit_s:.0f} s")
+    if failed:
+        raise failed[0]
 
 
 def dashboard_link(client) -> str | None:
