@@ -113,11 +113,12 @@ def owns_table(table_dir: str | os.PathLike) -> bool:
     return note is not None and note.get("workload") == "debitcredit"
 
 
-# what `info` and `repair` read on a DebitCredit database (its files are checked whole, here)
-# info and repair of a DebitCredit database always check it whole, on this machine
+# what `info` and `repair` read on a DebitCredit database: info checks a local one whole,
+# here; a cluster's is checked on its hosts by repair --cluster
 INFO_TAKES = Takes(
     frozenset({"table_dir"}),
-    "{given}: for Wisconsin tables; a DebitCredit database's info checks it whole, here",
+    "{given}: for Wisconsin tables; `info` checks a local DebitCredit database whole, here, "
+    "and `wisconsin repair DIR --cluster ADDR` checks one on a cluster's hosts",
 )
 REPAIR_TAKES = Takes(
     frozenset({"table_dir", "cluster_address", "tls_ca", "tls_cert", "tls_key"}),
