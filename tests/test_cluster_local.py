@@ -122,3 +122,27 @@ def test_worker_addresses_never_misses_a_connected_worker():
     ):
         seen = [len(cluster.worker_addresses(client)) for _ in range(1500)]
     assert min(seen) == 2
+
+
+def test_a_workers_port_is_named_as_not_a_scheduler():
+    """A worker speaks Dask (the probe sees its handshake) but refuses a scheduler's calls:
+    one line saying so, not "TypeError: Server.identity() got an unexpected keyword"."""
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as lc:
+        (worker,) = lc.scheduler_info["workers"]
+        with pytest.raises(cluster.ClusterError, match="not as a scheduler \\(a worker's port"):
+            cluster.connect(worker, timeout=10)
+
+
+def test_swapped_tls_files_are_named_before_connecting(tmp_path):
+    from harness.netns import TlsUnavailable, make_tls_files
+
+    try:
+        tls = make_tls_files(tmp_path / "tls")
+    except TlsUnavailable as exc:
+        pytest.skip(str(exc))
+    address = "tls://127.0.0.1:1"
+    with pytest.raises(cluster.ClusterError, match="swapped, or not a pair"):
+        cluster.resolve_target(address, tls.ca, tls.key, tls.cert)
+    with pytest.raises(cluster.ClusterError, match="--tls-ca .*: not a CA certificate"):
+        cluster.resolve_target(address, tls.key, tls.cert, tls.key)
+    assert cluster.resolve_target(address, tls.ca, tls.cert, tls.key)[0] == address

@@ -88,6 +88,7 @@ def resolve_target(
         )
     if not scheme:
         address = f"tls://{address}"
+    _check_tls_files(str(tls_ca), str(tls_cert), str(tls_key))
     from distributed.security import Security
 
     return address, Security(
@@ -96,6 +97,25 @@ def resolve_target(
         tls_client_key=str(tls_key),
         require_encryption=True,
     )
+
+
+def _check_tls_files(ca: str, cert: str, key: str) -> None:
+    """One line naming the file OpenSSL refuses (e.g. --tls-cert and --tls-key swapped),
+    not its "[SSL] PEM lib (_ssl.c:3905)" when the connection is made."""
+    import ssl
+
+    ctx = ssl.create_default_context()
+    try:
+        ctx.load_verify_locations(ca)
+    except (ssl.SSLError, ValueError) as exc:
+        raise ClusterError(f"--tls-ca {ca}: not a CA certificate in PEM ({exc})") from None
+    try:
+        ctx.load_cert_chain(cert, key)
+    except ssl.SSLError as exc:
+        raise ClusterError(
+            f"--tls-cert {cert} and --tls-key {key} do not load as a certificate and its "
+            f"private key in PEM (swapped, or not a pair?): {exc}"
+        ) from None
 
 
 _report: Callable[[str], None] | None = None  # where notices go (the CLI: stderr)
@@ -180,8 +200,14 @@ def connect(address: str, security=None, timeout: float = CONNECT_TIMEOUT_S):
         with contextlib.suppress(Exception):
             client.close(timeout=1)
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        # it spoke Dask (the probe saw its handshake) but failed a scheduler's calls
+        what = (
+            ""
+            if isinstance(exc, OSError)
+            else "it answered, but not as a scheduler (a worker's port?): "
+        )
         raise ClusterError(
-            f"cannot connect to the scheduler at {address}: {type(exc).__name__}: {msg[:200]}"
+            f"cannot connect to the scheduler at {address}: {what}{type(exc).__name__}: {msg[:200]}"
         ) from None
     link = dashboard_link(client)
     if link:
