@@ -22,6 +22,7 @@ from wisconsin.workloads.tpcc import load, receipts
 from wisconsin.workloads.tpcc.schema import Placement, Scale
 
 TINY = Scale(customers_per_district=30, items=200)
+WINDOW_S = 8.0  # every type completes in it (4 s: sometimes no Stock-Level)
 DB = "w2-p2"  # P = 2, one warehouse each: warehouse 2 is on host1
 
 
@@ -96,14 +97,17 @@ def tls_cluster(tmp_path_factory):
 
 @pytest.mark.cluster
 @pytest.mark.xdist_group("netns")
-def test_a_cluster_runs_audit_finds_every_acknowledged_transaction(tls_cluster, tmp_path):
+def test_a_cluster_runs_audit_finds_every_acknowledged_transaction(
+    tls_cluster, tmp_path, monkeypatch
+):
+    """...and `compare` of it with a local run at the same P and size."""
     from wisconsin.oltp import hosted
-    from wisconsin.workloads.tpcc import audit, pipeline
+    from wisconsin.workloads.tpcc import audit, metrics, pipeline
 
     cluster, files, _ = tls_cluster
     target = hosted.target(cluster.scheduler_address, (files.ca, files.cert, files.key))
     run, path = pipeline.run_bench(tmp_path / "coordinator", tmp_path / "out", 2, 1, "nowait",
-                                   4.0, 1.0, 5, TINY, cluster=target)  # fmt: skip
+                                   WINDOW_S, 1.0, 5, TINY, cluster=target)  # fmt: skip
     a = run.result.receipts
     assert a is not None and a.ok and a.acknowledged > 0, a
     assert a.found == a.with_keys > 0 and a.lost_count == 0
@@ -114,6 +118,24 @@ def test_a_cluster_runs_audit_finds_every_acknowledged_transaction(tls_cluster, 
     res = CliRunner().invoke(cli, ["audit", str(path)])
     assert res.exit_code == 0, res.output
     assert "PASS  acknowledged transactions" in res.output and "FAIL" not in res.output
+
+    # the same P and size on this machine, then `compare` laptop against cluster
+    _, here = pipeline.run_bench(tmp_path / "local", tmp_path / "out-local", 2, 1, "nowait",
+                                 WINDOW_S, 1.0, 5, TINY)  # fmt: skip
+    monkeypatch.setattr(metrics, "BATCH_S", 1)  # intervals from a short window's seconds
+    res = CliRunner().invoke(cli, ["compare", str(here), str(path)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    differs = lines[1]
+    assert differs.startswith("differs: where: this machine ("), differs  # named first
+    assert "in A, a Dask cluster (tls://" in differs and "2 hosts host0, host1" in differs
+    assert "links: loopback, not measured in A, round trip " in differs, differs
+    assert "pinning: pinned to cores [" in differs and "one worker each" in differs
+    assert lines[2].startswith("verdict: new orders per minute B / A = "), lines[2]
+    assert lines[3] == "audits: A PASS; B PASS", lines[3]
+    rows = {x.strip().split("  ")[0]: x for x in lines[5:]}
+    for name in ("new orders per minute", "per partition", "per core"):  # A, B and B / A
+        assert name in rows and rows[name].count("[") == 3, (name, res.output)
 
 
 # `bench --workload tpcc` as the CLI runs it, with tiny tables and a 1 s ramp-up (its own
