@@ -131,6 +131,8 @@ def repair_table(table_dir, opts: RepairOptions | None = None, console: Console 
     from wisconsin.store import lock
     from wisconsin.workloads.tpcc import load, receipts, remote
 
+    if opts is not None and opts.cluster_address is None and any(opts.tls):
+        raise OptionError("--tls-ca/--tls-cert/--tls-key need --cluster")
     if opts is not None and opts.cluster_address is not None:
         from wisconsin.oltp import hosted
         from wisconsin.workloads.tpcc.hosts import repair_on_cluster
