@@ -202,6 +202,17 @@ def test_kill_9_of_a_hosts_server_then_repair_on_the_cluster(tls_cluster, tmp_pa
     again = CliRunner().invoke(cli, repair)
     assert again.exit_code == 0 and "nothing pending on the hosts" in again.output
 
+    # a decision on host0 whose half (STOCK of warehouse 2) host1 never applied: redone there
+    from wisconsin.workloads.tpcc import inputs as ins
+    from wisconsin.workloads.tpcc import remote
+    from wisconsin.workloads.tpcc.schema import connect
+
+    con = connect(str(log.parent.parent / "part-000.duckdb"))
+    remote.decide(con, 1, remote.stock_half(999998, 1, 1, [ins.Line(7, 2, 3)]))
+    con.close()
+    res = CliRunner().invoke(cli, repair)
+    assert res.exit_code == 0 and "1 decided remote half(s) applied on the hosts" in res.output
+
     # a forged receipt in host0's log whose row would be on host1: a Payment at warehouse 2
     _log(log.parent, 0, "B 999999 payment", "C 999999 P 2 1 1 1 1 500 0")
     res = CliRunner().invoke(cli, repair)
