@@ -42,7 +42,8 @@ def task_build(root: str, name: str, part: int, m: load.TpccManifest) -> dict:
     db_dir = Path(root) / "tpcc" / name
     db_dir.mkdir(parents=True, exist_ok=True)
     path = partition_file(db_dir, part)
-    log = load.ack_log_dir(db_dir) / f"driver-p{part:03d}.log"  # the tables' it replaces
+    # an earlier run's log speaks of the tables this build replaces (the driver appends)
+    log = load.ack_log_dir(db_dir) / f"driver-p{part:03d}.log"
     for old in (path, Path(f"{path}.wal"), log):
         old.unlink(missing_ok=True)
     load.build_partition(db_dir, part, m, load.BUILD_MEMORY)
