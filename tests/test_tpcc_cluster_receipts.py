@@ -4,6 +4,7 @@ it holds (tpcc.receipts.look_up, routed by warehouse), the coordinator merges th
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import signal
@@ -102,7 +103,7 @@ def test_a_cluster_runs_audit_finds_every_acknowledged_transaction(
 ):
     """...and `compare` of it with a local run at the same P and size."""
     from wisconsin.oltp import hosted
-    from wisconsin.workloads.tpcc import audit, metrics, pipeline
+    from wisconsin.workloads.tpcc import audit, hosts, metrics, pipeline
 
     cluster, files, _ = tls_cluster
     target = hosted.target(cluster.scheduler_address, (files.ca, files.cert, files.key))
@@ -118,6 +119,19 @@ def test_a_cluster_runs_audit_finds_every_acknowledged_transaction(
     res = CliRunner().invoke(cli, ["audit", str(path)])
     assert res.exit_code == 0, res.output
     assert "PASS  acknowledged transactions" in res.output and "FAIL" not in res.output
+
+    # host0's log forged with a New-Order of warehouse 2 (host1's) that is not there: the
+    # hosts' check finds it lost there, and the rule fails naming it
+    places, paths, m = hosts.noted(Path(run.config.data_dir))
+    log_dir = load.ack_log_dir(Path(paths[0]).parent)
+    _log(log_dir, 0, "B 999997 new_order", "C 999997 N 2 3 4 99999 5")
+    with hosted.Session(target) as on:
+        forged = hosts.receipts_on_hosts(on, places, paths, m.placement)
+    assert (forged.lost_count, forged.found, forged.with_keys) == (1, a.found, a.with_keys + 1)
+    bad = dataclasses.replace(run, result=dataclasses.replace(run.result, receipts=forged))
+    rule = {x.name: x for x in audit.audit_run(bad)}["acknowledged transactions"]
+    assert not rule.ok, rule
+    assert "New-Order txid 999997 (w 2, d 3, o 99999): no ORDER row" in rule.detail, rule
 
     # the same P and size on this machine, then `compare` laptop against cluster
     _, here = pipeline.run_bench(tmp_path / "local", tmp_path / "out-local", 2, 1, "nowait",
