@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.hosted import server_pid
 from wisconsin.cli import cli
 from wisconsin.oltp import links, probe
 from wisconsin.workloads.debitcredit import check, interconnect
@@ -172,17 +173,6 @@ def test_tpcc_on_a_tls_cluster_at_p2_keeps_every_condition(netns_cluster_factory
         assert ok and lines[0].startswith("files: 1 in "), lines
 
 
-def _hosted_server_pid(cluster, worker: str) -> int | None:
-    for pid in cluster.worker_pids(worker):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"wisconsin.oltp.hosted" in cmd:
-            return pid
-    return None
-
-
 @pytest.mark.cluster
 def test_kill_9_of_a_hosts_server_then_repair_on_the_cluster(netns_cluster_factory, tmp_path):
     import os
@@ -205,7 +195,7 @@ def test_kill_9_of_a_hosts_server_then_repair_on_the_cluster(netns_cluster_facto
     while not (log.exists() and log.stat().st_size > 2000) and time.monotonic() < deadline:
         assert bench.poll() is None, bench.communicate()[0]
         time.sleep(0.2)
-    pid = _hosted_server_pid(cluster, "part0")
+    pid = server_pid(cluster, "part0")
     assert pid is not None and log.exists()
     os.kill(pid, signal.SIGKILL)  # mid-run: transactions in flight, some decided
     out, _ = bench.communicate(timeout=60)

@@ -93,3 +93,51 @@ def render(title: str, head: list[str], rows: list[dict], fmt: str) -> str:
     out += ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
                       enumerate(zip(r, widths, strict=True))).rstrip() for r in table]  # fmt: skip
     return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------- laptop against cluster
+
+
+def link_rtt_s(cluster) -> float | None:
+    """The median round trip over a run's links (None: no link, P = 1)."""
+    rtts = [link.rtt_s for link in cluster.links]
+    return statistics.median(rtts) if rtts else None
+
+
+def where(environment: dict, cluster, pinned_cores) -> dict:
+    """Where a run's partitions ran: its place in words, its cores, its links and its
+    pinning (cluster: its oltp.runfile.ClusterRecord, None on this machine)."""
+    if cluster is None:
+        return {
+            "where": f"this machine ({environment.get('hostname', '?')})",
+            "cores": int(environment.get("usable_cores") or 0),
+            "links": "loopback, not measured",
+            "pinning": f"pinned to cores {list(pinned_cores)}" if pinned_cores else "not pinned",
+        }
+    machines = {h.machine or h.host: h.cores for h in cluster.hosts}
+    # 0: a run file from before hosts recorded their cores
+    cores = sum(machines.values()) if all(machines.values()) else "not recorded"
+    shared = f", on {len(machines)} machine(s)" if len(machines) < len(cluster.hosts) else ""
+    rtt = link_rtt_s(cluster)
+    bw = statistics.median(x.bandwidth_bps for x in cluster.links) if cluster.links else None
+    return {
+        "where": f"a Dask cluster ({cluster.scheduler}, "
+        f"{'TLS' if cluster.tls else 'plain TCP'}): {len(cluster.hosts)} hosts "
+        f"{', '.join(h.host for h in cluster.hosts)}{shared}",
+        "cores": cores,
+        "links": "none" if rtt is None else f"round trip {rtt * 1e3:.3f} ms, {bw / 1e6:.0f} MB/s",
+        "pinning": "one worker each, not pinned to cores",
+    }
+
+
+PLACE = ("where", "cores", "links", "pinning")
+
+
+def scaled(iv: Interval, k: float) -> Interval:
+    return Interval(iv.median * k, iv.low * k, iv.high * k, iv.n)
+
+
+def cores_used(place: dict, partitions: int) -> int | None:
+    """The cores P partitions ran on (a partition uses one), None when not recorded."""
+    cores = place["cores"]
+    return min(partitions, cores) if isinstance(cores, int) and cores >= 1 else None

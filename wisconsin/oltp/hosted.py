@@ -253,6 +253,13 @@ def target(address: str, tls_files: tuple) -> Target:
     return Target(address, security, links.Tls(*tls_files) if security is not None else None)
 
 
+def repair_command(local: Path, t: Target) -> str:
+    """The command that recovers and checks, on its hosts, the database a cluster bench
+    left noted in local (a lost partition's line names it)."""
+    tls = f" --tls-ca {t.tls.ca} --tls-cert {t.tls.cert} --tls-key {t.tls.key}" if t.tls else ""
+    return f"wisconsin repair {local} --cluster {t.address}{tls}"
+
+
 class Session:
     """A bench's connection to its cluster, for every P it measures (a context manager)."""
 
@@ -310,16 +317,17 @@ class Session:
 CLUSTER_NOTE = "cluster.json"
 
 
-def note_where(local_dir: Path, workload: str, record) -> None:
+def note_where(local_dir: Path, workload: str, record, **more) -> None:
     """Here, in the database's directory: on which hosts its partition files are (its
-    workload's repair --cluster reads it back: read_note)."""
+    workload's repair --cluster reads it back: read_note), and what else the workload needs
+    then (more: JSON values)."""
     import dataclasses
     import json
 
     from wisconsin import atomic
 
     local_dir.mkdir(parents=True, exist_ok=True)
-    body = {"workload": workload, "cluster": dataclasses.asdict(record)}
+    body = {"workload": workload, "cluster": dataclasses.asdict(record), **more}
     atomic.write_text(local_dir / CLUSTER_NOTE, json.dumps(body, indent=1) + "\n", overwrite=True)
 
 

@@ -155,7 +155,9 @@ def measure(cfg, partitions: int, say, job, on: hosted.Session, steps_of, said) 
     paths = [built[p]["path"] for p in range(partitions)]
     log_dirs = [schema.ack_log_dir(Path(path).parent) for path in paths]
     local = schema.partition_file(cfg.data_dir, 0, partitions).parent
-    hosts = hosted.Hosts(client, places, on.target.tls, log_dirs, repair_command(local, on))
+    hosts = hosted.Hosts(
+        client, places, on.target.tls, log_dirs, hosted.repair_command(local, on.target)
+    )
     job.start("start", f"P={partitions}: starting the partition servers", units=partitions)
     with PartitionServers(
         cfg.data_dir, partitions, cfg.sizing, log_dirs[0], hosts=hosts, paths=paths
@@ -205,12 +207,6 @@ def audit_on_hosts(on: hosted.Session, places: list, paths: list[str]) -> AuditR
         independent=tuple(lines),
         independent_ok=ok,
     )
-
-
-def repair_command(local: Path, on: hosted.Session) -> str:
-    t = on.target
-    tls = f" --tls-ca {t.tls.ca} --tls-cert {t.tls.cert} --tls-key {t.tls.key}" if t.tls else ""
-    return f"wisconsin repair {local} --cluster {t.address}{tls}"
 
 
 def repair_on_cluster(table_dir, target: hosted.Target) -> list[str]:

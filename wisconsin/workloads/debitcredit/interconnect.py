@@ -11,10 +11,11 @@ the home half, two when it does not.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 
 from wisconsin.oltp import histogram
+from wisconsin.oltp.compare import cores_used, link_rtt_s, scaled
+from wisconsin.oltp.compare import where as place_of
 from wisconsin.reports.document import Section, Table
 
 
@@ -47,12 +48,6 @@ def remote_cost(step) -> RemoteCost | None:
         local_mean_s=(total_s - remote_s) / (n - nr) if n > nr else None,
         remote_mean_s=remote_s / nr if nr else None,
     )
-
-
-def link_rtt_s(cluster) -> float | None:
-    """The median round trip over a P's links (None: no link, P = 1)."""
-    rtts = [link.rtt_s for link in cluster.links]
-    return statistics.median(rtts) if rtts else None
 
 
 LINK_HEADER = ["link", "round trip ms (median)", "min", "max", "bandwidth MB/s"]
@@ -117,31 +112,7 @@ def section(run) -> Section | None:
 def where(run, partitions: int) -> dict:
     """Where P ran: its place in words, its cores, its links and its pinning."""
     res = run.result(partitions)
-    c = getattr(res, "cluster", None)
-    env = run.environment
-    if c is None:
-        cores = int(env.get("usable_cores") or 0)
-        return {
-            "where": f"this machine ({env.get('hostname', '?')})",
-            "cores": cores,
-            "links": "loopback, not measured",
-            "pinning": f"pinned to cores {list(res.pinned_cores)}"
-            if res.pinned_cores
-            else "not pinned",
-        }
-    machines = {h.machine or h.host: h.cores for h in c.hosts}
-    # 0: a run file from before hosts recorded their cores
-    cores = sum(machines.values()) if all(machines.values()) else "not recorded"
-    shared = f", on {len(machines)} machine(s)" if len(machines) < len(c.hosts) else ""
-    rtt = link_rtt_s(c)
-    bw = statistics.median(link.bandwidth_bps for link in c.links) if c.links else None
-    return {
-        "where": f"a Dask cluster ({c.scheduler}, {'TLS' if c.tls else 'plain TCP'}): "
-        f"{len(c.hosts)} hosts {', '.join(h.host for h in c.hosts)}{shared}",
-        "cores": cores,
-        "links": "none" if rtt is None else f"round trip {rtt * 1e3:.3f} ms, {bw / 1e6:.0f} MB/s",
-        "pinning": "one worker each, not pinned to cores",
-    }
+    return place_of(run.environment, getattr(res, "cluster", None), res.pinned_cores)
 
 
 def differences(a, b) -> list[str]:
@@ -170,23 +141,15 @@ def per_core_lines(a, b, partitions: list[int]) -> list[str]:
         cells = []
         for side, run in (("A", a), ("B", b)):
             peak = metrics.peak_tps(run.result(p))
-            cores = where(run, p)["cores"]
-            per_part = _scaled(peak, 1 / p)
-            if not isinstance(cores, int) or cores < 1:
+            cores = cores_used(where(run, p), p)
+            per_part = scaled(peak, 1 / p).fmt()
+            if cores is None:
                 cells.append(f"{side} {per_part} per partition, - per core (cores not recorded)")
                 continue
-            per_core = _scaled(peak, 1 / min(p, cores))
-            cells.append(
-                f"{side} {per_part} per partition, {per_core} per core (of {min(p, cores)})"
-            )
+            per_core = scaled(peak, 1 / cores).fmt()
+            cells.append(f"{side} {per_part} per partition, {per_core} per core (of {cores})")
         lines.append(f"  P={p}: " + "; ".join(cells))
     return lines
-
-
-def _scaled(iv, k: float) -> str:
-    from wisconsin.oltp.series import Interval
-
-    return Interval(iv.median * k, iv.low * k, iv.high * k, iv.n).fmt()
 
 
 def verdict(rows: list[dict]) -> str:

@@ -1,7 +1,9 @@
 """Compare two sets of TPC-C runs (`wisconsin compare A.json B.json`, or --with-a/--with-b):
-what else differs between the sides first (the machine, warehouses, partitions, mode, the
-window), then one verdict on new orders per minute, then tpmC, efficiency and every type's
-p90 side by side with their intervals and B / A (oltp.compare: the ratio pairs extremes).
+what else differs between the sides first (where: this machine or a cluster, its hosts,
+cores, link round trip and pinning; then the machine, warehouses, partitions, mode, the
+window), then one verdict on new orders per minute, then tpmC, per partition and per core,
+efficiency and every type's p90 side by side with their intervals and B / A (oltp.compare:
+the ratio pairs extremes).
 
 A side of one run shows that run's intervals (tpmC: batch means; a p90: the order
 statistics' distribution-free 95% interval); a side of several shows their median and the
@@ -52,12 +54,28 @@ def _rows(a: Sequence[TpccRun], b: Sequence[TpccRun]) -> list[dict]:
         return {"name": name, "a": x, "b": y, "ratio": core.ratio(x, y), "digits": digits}
 
     rows = [
-        row("new orders per minute", lambda r: m.tpmc_interval(r.result, r.config.window_s), 1),
+        row("new orders per minute", _tpm, 1),
+        row("  per partition", lambda r: core.scaled(_tpm(r), 1 / r.config.partitions), 1),
+        row("  per core", _per_core, 1),
         row("efficiency %", lambda r: _percent(m.efficiency(r)), 1),
     ]
     kinds = [k.kind for k in a[0].result.kinds]
     rows += [row(f"p90 {NAMES[k]} s", lambda r, k=k: p90(r, k), 3) for k in kinds]
     return rows
+
+
+def _tpm(r: TpccRun) -> Interval:
+    return m.tpmc_interval(r.result, r.config.window_s)
+
+
+def _place(r: TpccRun) -> dict:
+    return core.where(r.environment, r.config.cluster, r.config.pinned_cores)
+
+
+def _per_core(r: TpccRun) -> Interval:
+    """New orders per minute per core its partitions ran on (unset: cores not recorded)."""
+    cores = core.cores_used(_place(r), r.config.partitions)
+    return core.scaled(_tpm(r), 1 / cores) if cores else Interval(0.0, 0.0, 0.0, 0)
 
 
 def _percent(i: Interval) -> Interval:
@@ -67,7 +85,11 @@ def _percent(i: Interval) -> Interval:
 def compare_runs(a: Sequence[TpccRun], b: Sequence[TpccRun], fmt: str = "text") -> str:
     if not a or not b:
         raise WisconsinError("compare needs at least one TPC-C run on each side")
-    diffs = core.differences(
+    # runs all on this machine: its host and cores are named with the machine's facts
+    local = all(r.config.cluster is None for r in (*a, *b))
+    keys = [k for k in core.PLACE if not (local and k in ("where", "cores"))]
+    places = [{k: [str(_place(r)[k]) for r in side] for k in keys} for side in (a, b)]
+    diffs = core.differences([], [], *places) + core.differences(
         [r.environment for r in a], [r.environment for r in b], _facts(a), _facts(b)
     )
     rows = _rows(a, b)

@@ -148,8 +148,8 @@ def result_of(
     tallies, step: Load, next_o_delta: int, recovered: int, verdicts, independent, acked=None
 ):
     """The run's Result from the partitions' tallies and the checks after the window
-    (independent: the independent check's (ok, lines); acked: receipts.check's, None when
-    not checked: on a cluster); its build is set by the caller."""
+    (independent: the independent check's (ok, lines); acked: the receipts, looked up here
+    or on each host); its build is set by the caller."""
     ind_ok, ind_lines = independent
     return Result(
         kinds=_kinds(tallies),
@@ -242,8 +242,10 @@ def _bench(db_dir, out_dir, placement, mode, window_s, ramp_s, seed, scale, say,
     else:
         tallies, before, where = hosts.run_window(on, db_dir, manifest, built, step, say)
         say("window done; recovering and checking consistency on every host")
-        recovered, after, verdicts, ind = hosts.check_all(on, manifest, built, delivered(tallies))
-        result, cores = result_of(tallies, step, after - before, recovered, verdicts, ind), ()
+        checked = hosts.check_all(on, manifest, built, delivered(tallies))
+        recovered, after, verdicts, ind, acked = checked
+        result = result_of(tallies, step, after - before, recovered, verdicts, ind, acked)
+        cores = ()
     result = dataclasses.replace(result, build_s=build_s, db_bytes=db_bytes)
     sized = ("partitions", "warehouses_per_partition", "customers_per_district", "items")
     cfg = Config(

@@ -69,10 +69,6 @@ def has_log(log_dir: str | os.PathLike) -> bool:
     return any(Path(log_dir).glob(acklog.LOG_GLOB))
 
 
-def _union(n: int, select: str) -> str:
-    return " UNION ALL ".join(select.format(p=f"p{i}") for i in range(n))
-
-
 _NO_LOST = """
 SELECT a.txid, a.w, a.d, a.o, CASE WHEN o.o_id IS NULL THEN 'no ORDER row'
   WHEN coalesce(l.n, 0) <> a.n THEN 'ORDER-LINE rows ' || coalesce(l.n, 0) || ' of ' || a.n
@@ -147,45 +143,85 @@ def _lost(con, acked: dict[int, tuple]) -> list[tuple[int, str]]:
     return out
 
 
-def _halves(con, parts: list[int]) -> tuple[int, int]:
-    """(decided halves not applied, applied halves not decided) over the partitions that
-    have the two-phase commit's tables (one never served has neither)."""
+def _halves(con, parts: list[int]) -> tuple[list, list]:
+    """(decided halves as (txid, remote), applied halves as (txid, partition)) of the
+    partitions that have the two-phase commit's tables (one never served has neither)."""
     if not parts:
-        return 0, 0
+        return [], []
     decided = " UNION ALL ".join(f"SELECT txid, remote FROM p{i}.tpcc_decided" for i in parts)
-    applied = " UNION ALL ".join(f"SELECT txid, {i} AS remote FROM p{i}.tpcc_applied"
-                                 for i in parts)  # fmt: skip
-    ((missing,),) = con.execute(
-        f"SELECT count(*) FROM ({decided}) d ANTI JOIN ({applied}) a USING (txid, remote)"
-    ).fetchall()
-    ((orphans,),) = con.execute(
-        f"SELECT count(*) FROM ({applied}) a ANTI JOIN ({decided}) d USING (txid, remote)"
-    ).fetchall()
-    return missing, orphans
+    applied = " UNION ALL ".join(f"SELECT txid, {i} FROM p{i}.tpcc_applied" for i in parts)
+    return con.execute(decided).fetchall(), con.execute(applied).fetchall()
 
 
-def check(paths, log_dir: str | os.PathLike) -> Receipts:
-    """Read the logs and every partition file (read-only, servers stopped); never writes."""
-    log = acklog.read_log(log_dir, RECORD)
+def look_up(paths: dict[int, str], acked: dict[int, tuple]) -> dict:
+    """Read-only, on the machine that holds paths ({partition: file}): which of the
+    receipts acked (their rows on these partitions) are lost, and these partitions' decided
+    and applied remote halves. What a host reports; summarize() combines the reports."""
     con = duckdb.connect(config={"threads": 1})
     try:
-        for i, path in enumerate(paths):
+        for i, path in paths.items():
             con.execute(f"ATTACH ? AS p{i} (READ_ONLY)", [db_path(path)])
-        served = {
+        served = sorted(
             int(db[1:])
             for (db,) in con.execute(
                 "SELECT database_name FROM duckdb_tables() WHERE table_name = 'tpcc_applied'"
             ).fetchall()
             if db.startswith("p")
-        }
-        n = len(paths)
+        )
         for view, table in (("all_orders", "orders"), ("all_lines", "order_line"),
                             ("all_new", "new_order"), ("all_history", "history")):  # fmt: skip
-            con.execute(f"CREATE TEMP VIEW {view} AS {_union(n, 'SELECT * FROM {p}.' + table)}")
-        lost = _lost(con, log.acknowledged)
-        missing, orphans = _halves(con, sorted(served))
+            union = " UNION ALL ".join(f"SELECT * FROM p{i}.{table}" for i in paths)
+            con.execute(f"CREATE TEMP VIEW {view} AS {union}")
+        lost = _lost(con, acked)
+        decided, applied = _halves(con, served)
     finally:
         con.close()
+    return {"lost": lost, "decided": decided, "applied": applied}
+
+
+def route(acked: dict[int, tuple], placement) -> tuple[dict[int, dict], list]:
+    """Each receipt with rows to find, to the partition of its warehouse (a New-Order's
+    rows, a Payment's HISTORY row and a Delivery's orders are all at the home warehouse):
+    ({partition: {txid: fields}}, (txid, line) of receipts naming no partition's warehouse)."""
+    out: dict[int, dict] = {p: {} for p in range(placement.partitions)}
+    nowhere = []
+    for txid, fields in acked.items():
+        if fields and fields[0] in "NPD":
+            w = int(fields[1])
+            if 1 <= w <= placement.warehouses:
+                out[placement.partition_of(w)][txid] = fields
+            else:
+                kind = {"N": "New-Order", "P": "Payment", "D": "Delivery"}[fields[0]]
+                nowhere.append(
+                    (txid, f"{kind} txid {txid} (w {w}): no partition has warehouse {w}")
+                )
+    return out, nowhere
+
+
+def read_log(log_dir: str | os.PathLike) -> acklog.Outcomes:
+    """One log directory's records (on a cluster, each host's: merge() them)."""
+    return acklog.read_log(log_dir, RECORD)
+
+
+def merge(logs) -> acklog.Outcomes:
+    """The records of several hosts' log directories, as one."""
+    acked: dict[int, tuple] = {}
+    for log in logs:
+        acked.update(log.acknowledged)
+    return acklog.Outcomes(
+        frozenset().union(*(log.begun for log in logs)),
+        acked,
+        frozenset().union(*(log.aborted for log in logs)),
+    )
+
+
+def summarize(log: acklog.Outcomes, reports: list[dict], lost_elsewhere=()) -> Receipts:
+    """The Receipts of a log against the hosts' reports (look_up's): lost receipts named in
+    txid order; a decided half missing when its remote reports no such applied half, an
+    applied half orphaned when no partition decided it (presumed abort)."""
+    lost = sorted([*lost_elsewhere, *(tuple(x) for r in reports for x in r["lost"])])
+    decided = {tuple(x) for r in reports for x in r["decided"]}
+    applied = {tuple(x) for r in reports for x in r["applied"]}
     keyed = sum(1 for f in log.acknowledged.values() if f and f[0] in "NPD")
     lost_txids = {txid for txid, _ in lost}
     lines = [text for _, text in lost]
@@ -195,5 +231,12 @@ def check(paths, log_dir: str | os.PathLike) -> Receipts:
     return Receipts(
         acknowledged=len(log.acknowledged), with_keys=keyed, found=keyed - len(lost_txids),
         lost=shown, lost_count=len(lost_txids), in_doubt=len(log.in_doubt),
-        aborted=len(log.aborted), halves_missing=missing, halves_orphaned=orphans,
+        aborted=len(log.aborted), halves_missing=len(decided - applied),
+        halves_orphaned=len(applied - decided),
     )  # fmt: skip
+
+
+def check(paths, log_dir: str | os.PathLike) -> Receipts:
+    """Read the logs and every partition file (read-only, servers stopped); never writes."""
+    log = read_log(log_dir)
+    return summarize(log, [look_up(dict(enumerate(map(str, paths))), log.acknowledged)])

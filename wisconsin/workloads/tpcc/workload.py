@@ -11,6 +11,7 @@ from wisconsin.workloads.options import (
     BenchOptions,
     Console,
     InfoOptions,
+    OptionError,
     Outcome,
     RepairOptions,
     Takes,
@@ -38,7 +39,10 @@ BENCH_TAKES = Takes(
     "{given}: not used by --workload tpcc; drop {it}",
 )
 INFO_TAKES = Takes(frozenset({"table_dir"}), "{given}: not used on a TPC-C database")
-REPAIR_TAKES = Takes(frozenset({"table_dir"}), "{given}: a TPC-C database is repaired whole")
+REPAIR_TAKES = Takes(
+    frozenset({"table_dir", "cluster_address", "tls_ca", "tls_cert", "tls_key"}),
+    "{given}: a TPC-C database is repaired whole",
+)
 
 
 def bench(opts: BenchOptions, console: Console) -> Outcome:
@@ -58,7 +62,7 @@ def owns(path: str | os.PathLike) -> bool:
     return is_tpcc(path)
 
 
-def owns_table(table_dir: str | os.PathLike) -> bool:
+def _local(table_dir) -> bool:
     from wisconsin import atomic
     from wisconsin.workloads.tpcc.load import MANIFEST, WORKLOAD
 
@@ -67,6 +71,26 @@ def owns_table(table_dir: str | os.PathLike) -> bool:
     except (WisconsinError, OSError):
         return False
     return isinstance(data, dict) and data.get("workload") == WORKLOAD
+
+
+def _on_cluster(table_dir) -> bool:
+    """No database here, but the note a cluster bench leaves of one on its workers."""
+    from wisconsin.oltp.hosted import read_note
+
+    note = read_note(table_dir)
+    return not _local(table_dir) and note is not None and note.get("workload") == "tpcc"
+
+
+def owns_table(table_dir: str | os.PathLike) -> bool:
+    return _local(table_dir) or _on_cluster(table_dir)
+
+
+def _cluster_refused(table_dir, then: str) -> OptionError:
+    from wisconsin.oltp.hosted import CLUSTER_NOTE
+
+    return OptionError(
+        f"{table_dir}: its partitions are on a cluster's workers ({CLUSTER_NOTE}); {then}"
+    )
 
 
 def _check(table_dir) -> tuple[list[str], bool]:
@@ -85,6 +109,10 @@ def info_table(table_dir, opts: InfoOptions | None = None) -> tuple[list[str], s
     from wisconsin import DAMAGED
     from wisconsin.workloads.tpcc.load import read_manifest
 
+    if _on_cluster(table_dir):
+        raise _cluster_refused(
+            table_dir, "`wisconsin repair DIR --cluster ADDR` checks them on their hosts"
+        )
     m = read_manifest(table_dir)
     lines, ok = _check(table_dir)
     head = (
@@ -97,10 +125,23 @@ def info_table(table_dir, opts: InfoOptions | None = None) -> tuple[list[str], s
 def repair_table(table_dir, opts: RepairOptions | None = None, console: Console | None = None):
     """`wisconsin repair`: redo the decided remote halves, check conditions 1-4, and, when
     the drivers' acknowledgement log is there, find every acknowledged transaction (lines,
-    None or wisconsin.DAMAGED: a condition fails or an acknowledged transaction is lost)."""
+    None or wisconsin.DAMAGED: a condition fails or an acknowledged transaction is lost);
+    with --cluster, on the hosts a cluster bench left the database on (hosts.py)."""
     from wisconsin import DAMAGED
     from wisconsin.store import lock
     from wisconsin.workloads.tpcc import load, receipts, remote
+
+    if opts is not None and opts.cluster_address is None and any(opts.tls):
+        raise OptionError("--tls-ca/--tls-cert/--tls-key need --cluster")
+    if opts is not None and opts.cluster_address is not None:
+        from wisconsin.oltp import hosted
+        from wisconsin.workloads.tpcc.hosts import repair_on_cluster
+
+        return repair_on_cluster(table_dir, hosted.target(opts.cluster_address, opts.tls))
+    if _on_cluster(table_dir):
+        raise _cluster_refused(
+            table_dir, "give --cluster ADDR (and --tls-ca/--tls-cert/--tls-key if it uses TLS)"
+        )
 
     m = load.read_manifest(table_dir)
     paths = load.partition_paths(table_dir, m)
