@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from harness.hosted import server_pid
 from wisconsin.cli import cli
-from wisconsin.oltp import links, probe
+from wisconsin.oltp import hosted, links, probe
 from wisconsin.workloads.debitcredit import check, interconnect
 from wisconsin.workloads.debitcredit.runfile import load
 
@@ -147,7 +147,6 @@ def test_bench_debitcredit_on_a_tls_cluster_at_p2(netns_cluster_factory, tmp_pat
 
 @pytest.mark.cluster
 def test_tpcc_on_a_tls_cluster_at_p2_keeps_every_condition(netns_cluster_factory, tmp_path):
-    from wisconsin.oltp import hosted
     from wisconsin.workloads.tpcc import audit, pipeline
     from wisconsin.workloads.tpcc import check as tpcc_check
     from wisconsin.workloads.tpcc.schema import Scale
@@ -190,7 +189,8 @@ def test_kill_9_of_a_hosts_server_then_repair_on_the_cluster(netns_cluster_facto
          "--out", str(tmp_path / "runs"), "--cluster", cluster.scheduler_address, *tls],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
-    log = cluster.data_dirs["part0"] / "debitcredit" / "dc2" / "_acklog" / "driver-p000.log"
+    key = hosted.database_key(data / "debitcredit")
+    log = cluster.data_dirs["part0"] / "debitcredit" / key / "dc2" / "_acklog" / "driver-p000.log"
     deadline = time.monotonic() + 90
     while not (log.exists() and log.stat().st_size > 2000) and time.monotonic() < deadline:
         assert bench.poll() is None, bench.communicate()[0]
@@ -258,3 +258,21 @@ def test_compare_of_a_local_and_a_cluster_run_names_what_else_differs_first():
     assert single.endswith("(one closed window a side: no interval, no direction claimed)")
     assert "peak tps per partition and per core" in text
     assert compare_runs(local, local).splitlines()[1] == ""  # alike: nothing named
+
+
+def test_two_data_directories_never_share_a_hosts_files(tmp_path):
+    """A new user's second bench with another --data on the same workers rebuilt the first's
+    files on the hosts (both went to root/debitcredit/dc<P>), and the first's repair then
+    verified a database that was no longer its own. Each client directory has its own key."""
+    from wisconsin.workloads.debitcredit import hosts, schema
+
+    a, b = tmp_path / "a" / "debitcredit", tmp_path / "b" / "debitcredit"
+    keys = hosted.database_key(a), hosted.database_key(b)
+    assert keys[0] != keys[1] and keys[0] == hosted.database_key(a)
+    assert hosted.database_key(tmp_path / "a" / "." / "debitcredit") == keys[0]
+    sizing = schema.Sizing(branches_per_partition=1, tellers_per_branch=2, accounts_per_branch=20)
+    root = tmp_path / "worker-data"
+    first = hosts.task_build(str(root), keys[0], 0, 1, sizing)
+    second = hosts.task_build(str(root), keys[1], 0, 1, sizing)
+    assert first["path"] != second["path"] and Path(first["path"]).is_file()
+    assert Path(first["path"]).parent == root / "debitcredit" / keys[0] / "dc1"

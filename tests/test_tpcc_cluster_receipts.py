@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from harness.hosted import server_pid
 from wisconsin.cli import cli
+from wisconsin.oltp import hosted
 from wisconsin.workloads.tpcc import load, receipts
 from wisconsin.workloads.tpcc.schema import Placement, Scale
 
@@ -102,7 +103,6 @@ def test_a_cluster_runs_audit_finds_every_acknowledged_transaction(
     tls_cluster, tmp_path, monkeypatch
 ):
     """...and `compare` of it with a local run at the same P and size."""
-    from wisconsin.oltp import hosted
     from wisconsin.workloads.tpcc import audit, hosts, metrics, pipeline
 
     cluster, files, _ = tls_cluster
@@ -177,7 +177,8 @@ def test_kill_9_of_a_hosts_server_then_repair_on_the_cluster(tls_cluster, tmp_pa
          "--cluster", cluster.scheduler_address, *tls],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
-    log = cluster.data_dirs["part0"] / "tpcc" / DB / "logs" / "driver-p000.log"
+    key = hosted.database_key(data / "tpcc")
+    log = cluster.data_dirs["part0"] / "tpcc" / key / DB / "logs" / "driver-p000.log"
     deadline = time.monotonic() + 60
     pid = None  # the server starts after the build, which clears an earlier run's log
     while pid is None or not (log.exists() and log.read_text().count("\nC ") > 40):

@@ -67,6 +67,17 @@ def task_where(fallback_root: str) -> dict:
     }
 
 
+def database_key(local_dir) -> str:
+    """Which client's database a host's files belong to: a hash of the client's host name
+    and the absolute directory its note goes in. Two --data directories on the same workers
+    never share a file; a bench on the same one rebuilds its own."""
+    import hashlib
+    import socket
+
+    text = f"{socket.gethostname()}\0{Path(local_dir).absolute()}"
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def _boot_id() -> str:
     try:
         with open("/proc/sys/kernel/random/boot_id") as f:

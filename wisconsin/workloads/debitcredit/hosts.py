@@ -32,9 +32,10 @@ def _log_path(path: str | Path, part: int) -> Path:
 # --------------------------------------------------------------------------- on a host
 
 
-def task_build(root: str, part: int, partitions: int, sizing: schema.Sizing) -> dict:
-    """On a worker: build partition `part` from a zero start under root/debitcredit."""
-    path = schema.partition_file(Path(root) / "debitcredit", part, partitions)
+def task_build(root: str, key: str, part: int, partitions: int, sizing: schema.Sizing) -> dict:
+    """On a worker: build partition `part` from a zero start under root/debitcredit/key
+    (key: hosted.database_key of the client's database)."""
+    path = schema.partition_file(Path(root) / "debitcredit" / key, part, partitions)
     for old in (path, Path(f"{path}.wal"), _log_path(path, part)):
         old.unlink(missing_ok=True)
     t0 = time.perf_counter()
@@ -150,7 +151,10 @@ def measure(cfg, partitions: int, say, job, on: hosted.Session, steps_of, said) 
     places = hosted.place(client, partitions, fallback)
     job.start("build", f"P={partitions}: building the database on its hosts", units=partitions)
     t0 = time.perf_counter()
-    built = on.on_each(places, task_build, lambda p: (places[p].root, p, partitions, cfg.sizing))
+    key = hosted.database_key(cfg.data_dir)
+    built = on.on_each(
+        places, task_build, lambda p: (places[p].root, key, p, partitions, cfg.sizing)
+    )
     build_s = time.perf_counter() - t0
     paths = [built[p]["path"] for p in range(partitions)]
     log_dirs = [schema.ack_log_dir(Path(path).parent) for path in paths]

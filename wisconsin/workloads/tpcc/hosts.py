@@ -37,9 +37,10 @@ PAID = "SELECT w, d, c, s FROM temp.main.paid_all"
 # --------------------------------------------------------------------------- on a host
 
 
-def task_build(root: str, name: str, part: int, m: load.TpccManifest) -> dict:
-    """On a worker: partition part's file under root/tpcc/name, from a zero start."""
-    db_dir = Path(root) / "tpcc" / name
+def task_build(root: str, key: str, name: str, part: int, m: load.TpccManifest) -> dict:
+    """On a worker: partition part's file under root/tpcc/key/name, from a zero start (key:
+    hosted.database_key of the client's database)."""
+    db_dir = Path(root) / "tpcc" / key / name
     db_dir.mkdir(parents=True, exist_ok=True)
     path = partition_file(db_dir, part)
     # an earlier run's log speaks of the tables this build replaces (the driver appends)
@@ -148,7 +149,8 @@ def build(on: hosted.Session, db_dir: Path, placement, seed: int, scale):
     """The manifest, and each partition built on its worker: (manifest, Built)."""
     places = hosted.place(on.client, placement.partitions, str(Path(db_dir).absolute().parents[1]))
     m = load.new_manifest(placement, seed, scale)
-    found = on.on_each(places, task_build, lambda p: (places[p].root, Path(db_dir).name, p, m))
+    key, name = hosted.database_key(Path(db_dir).parent), Path(db_dir).name
+    found = on.on_each(places, task_build, lambda p: (places[p].root, key, name, p, m))
     parts = [found[p] for p in range(placement.partitions)]
     return m, Built(places, [b["path"] for b in parts], [b["bytes"] for b in parts])
 
