@@ -208,7 +208,8 @@ def run_bench(
     db_dir = Path(data_dir) / "tpcc" / f"w{placement.warehouses}-p{partitions}"
     say(
         f"TPC-C-derived, {mode} mode: {placement.warehouses} warehouses on {partitions} "
-        f"partition(s), ramp-up {ramp_s:g} s, window {window_s:g} s; building {db_dir}"
+        f"partition(s), ramp-up {ramp_s:g} s, window {window_s:g} s; building "
+        + (f"{db_dir}" if cluster is None else f"on the cluster's hosts (note in {db_dir})")
     )
     with contextlib.ExitStack() as stack:
         on = None if cluster is None else stack.enter_context(hosted.Session(cluster))
@@ -273,11 +274,8 @@ def bench_command(opts, say: Callable[[str], None]) -> tuple[TpccRun, Path, str,
     parts = opts.partitions[0] if opts.partitions else None
     if opts.partitions and len(opts.partitions) > 1:
         raise WisconsinError("--workload tpcc runs one partition count at a time")
-    cluster = None
-    if opts.cluster_address is not None:  # one partition server per worker (oltp.hosted)
-        cluster = hosted.target(opts.cluster_address, opts.tls)
-    elif any(opts.tls):
-        raise WisconsinError("--tls-ca/--tls-cert/--tls-key need --cluster")
+    # one partition server per worker (oltp.hosted)
+    cluster = hosted.optional_target(opts.cluster_address, opts.tls)
     run, path = run_bench(
         opts.data_dir, opts.out, parts, window_s=window, seed=opts.seed, say=say, cluster=cluster
     )

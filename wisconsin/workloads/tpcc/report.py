@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from wisconsin import WisconsinError
 from wisconsin.workloads.tpcc import audit as tpcc_audit
@@ -124,9 +125,12 @@ def render(run: TpccRun, fmt: str = "text") -> str:
             f"partition {p}: WAL max {max(wal, default=0) / 2**20:.1f} MB, engine memory "
             f"max {max(mem, default=0) / 2**20:.0f} MB, process CPU {cpu:.1f} s"
         )
-    out.append(
-        f"database built in {r.build_s:.0f} s, {r.db_bytes / 2**20:.0f} MB, in {cfg.data_dir}"
-    )
+    where = cfg.data_dir
+    if cfg.cluster is not None:  # cfg.data_dir holds only the note of where they are
+        where = "its hosts: " + ", ".join(
+            f"{h.host}:{Path(h.path).parent}" for h in cfg.cluster.hosts
+        )
+    out.append(f"database built in {r.build_s:.0f} s, {r.db_bytes / 2**20:.0f} MB, in {where}")
     out.append(h("Consistency after the run"))
     out += list(r.consistency) + list(r.independent)
     if r.receipts is not None:
