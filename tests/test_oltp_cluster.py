@@ -143,6 +143,21 @@ def test_bench_debitcredit_on_a_tls_cluster_at_p2(netns_cluster_factory, tmp_pat
     assert cost.share == closed.distributed / closed.latency.count > 0
     assert cost.remote_mean_s > 0 and cost.local_mean_s > 0
     assert "Interconnect (cluster)" in res.output and "host0 -> host1" in res.output
+    # its disk line's remove command removes it, on the hosts too (without --cluster: refused)
+    db = data / "debitcredit" / "dc2"
+    tls = ["--tls-ca", str(files.ca), "--tls-cert", str(files.cert), "--tls-key", str(files.key)]
+    said = f"`wisconsin remove {db} --cluster {cluster.scheduler_address} {' '.join(tls)}`"
+    disk = next(line for line in res.output.splitlines() if line.startswith("disk: "))
+    assert said in disk, disk
+    refused = CliRunner().invoke(cli, ["remove", str(db)])
+    assert refused.exit_code == 2 and "give --cluster ADDR" in refused.output
+    assert db.is_dir() and all(Path(h.path).is_file() for h in c.hosts)
+    removed = CliRunner().invoke(
+        cli, ["remove", str(db), "--cluster", cluster.scheduler_address, *tls]
+    )
+    assert removed.exit_code == 0, removed.output
+    assert "and its partitions on the hosts (host0:" in removed.output
+    assert not db.exists() and not any(Path(h.path).parent.exists() for h in c.hosts)
 
 
 @pytest.mark.cluster
@@ -170,6 +185,12 @@ def test_tpcc_on_a_tls_cluster_at_p2_keeps_every_condition(netns_cluster_factory
         assert h.path.startswith(str(cluster.data_dirs[h.worker]))
         ok, lines = tpcc_check.independent_check(str(Path(h.path).parent))
         assert ok and lines[0].startswith("files: 1 in "), lines
+    # `remove DIR --cluster`: the hosts' partitions and the note here
+    note = Path(run.config.data_dir)
+    tls = ["--tls-ca", str(files.ca), "--tls-cert", str(files.cert), "--tls-key", str(files.key)]
+    res = CliRunner().invoke(cli, ["remove", str(note), "--cluster", target.address, *tls])
+    assert res.exit_code == 0, res.output
+    assert not note.exists() and not any(Path(h.path).parent.exists() for h in c.hosts)
 
 
 @pytest.mark.cluster
@@ -276,3 +297,38 @@ def test_two_data_directories_never_share_a_hosts_files(tmp_path):
     second = hosts.task_build(str(root), keys[1], 0, 1, sizing)
     assert first["path"] != second["path"] and Path(first["path"]).is_file()
     assert Path(first["path"]).parent == root / "debitcredit" / keys[0] / "dc1"
+
+
+def test_remove_on_a_host_takes_only_an_oltp_partitions_directory(tmp_path):
+    """task_remove deletes a partition file's directory only when both are named as the OLTP
+    workloads name them: a cluster note edited to name another path removes nothing."""
+    db = tmp_path / "debitcredit" / "k" / "dc2"
+    db.mkdir(parents=True)
+    (db / "part-000.duckdb").write_bytes(b"x" * 10)
+    (db / "_acklog").mkdir()
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "part-000.duckdb").write_bytes(b"keep")
+    with pytest.raises(OSError, match="not a partition file of an OLTP database"):
+        hosted.task_remove(str(other / "part-000.duckdb"))
+    with pytest.raises(OSError, match="not a partition file"):
+        hosted.task_remove(str(db / "notes.txt"))
+    assert hosted.task_remove(str(db / "part-000.duckdb")) == 10 and not db.exists()
+    assert hosted.task_remove(str(db / "part-000.duckdb")) == 0  # another worker removed it
+    assert (other / "part-000.duckdb").read_bytes() == b"keep"
+
+
+def test_remove_refuses_tls_files_without_cluster_and_a_cluster_note_without_it(tmp_path):
+    from wisconsin.oltp import runfile as oltp_runfile
+
+    note = tmp_path / "debitcredit" / "dc2"
+    record = oltp_runfile.ClusterRecord("tls://10.0.0.1:8786", True, (), ())
+    hosted.note_where(note, "debitcredit", record)
+    res = CliRunner().invoke(cli, ["remove", str(note), "--tls-ca", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "need --cluster" in res.output
+    res = CliRunner().invoke(cli, ["remove", str(note)])
+    assert res.exit_code == 2 and "its partitions are on a cluster's hosts" in res.output
+    (note / "mine.txt").write_text("x")
+    res = CliRunner().invoke(cli, ["remove", str(note)])
+    assert res.exit_code == 2 and "which wisconsin did not build" in res.output
+    assert sorted(p.name for p in note.iterdir()) == ["cluster.json", "mine.txt"]

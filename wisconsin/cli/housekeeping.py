@@ -6,6 +6,8 @@ import json
 
 import click
 
+from wisconsin.cli.options import cluster_options
+
 
 def _mb(n: int) -> str:
     return f"{n / 1e9:,.2f} GB" if n >= 1e9 else f"{n / 1e6:,.1f} MB"
@@ -40,11 +42,13 @@ def list_command(directory, no_verify, as_json) -> None:
 
 @click.command()
 @click.argument("paths", type=click.Path(), nargs=-1, required=True)
-def remove(paths) -> None:
-    """Remove tables, DebitCredit databases, a run's leftover Dask logs, or a data directory
-    that holds only what wisconsin built. Refused, removing nothing, for anything else and
-    for a table in use."""
+@cluster_options(worker_data=False)
+def remove(paths, cluster_address, tls_ca, tls_cert, tls_key) -> None:
+    """Remove tables, DebitCredit and TPC-C databases, a run's leftover Dask logs, or a data
+    directory that holds only what wisconsin built. Refused, removing nothing, for anything
+    else and for a table in use. An OLTP database a cluster bench left (its directory holds
+    cluster.json) is removed on its hosts too, with --cluster."""
     from wisconsin.workloads.inventory import remove_all
 
-    for line in remove_all(paths):
+    for line in remove_all(paths, cluster_address, (tls_ca, tls_cert, tls_key)):
         click.echo(line)

@@ -313,7 +313,8 @@ def print_outcome(done: command_options.Outcome) -> None:
 
     for line in done.lines:
         click.echo(line)
-    click.echo(disk_line(done.data_dir, list(done.tables), done.run_path, done.on_cluster))
+    where = (done.data_dir, list(done.tables), done.run_path, done.on_cluster, done.remove_args)
+    click.echo(disk_line(*where))
 
 
 LOG_EVERY_S = 5.0

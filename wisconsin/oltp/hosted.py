@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import re
 import secrets
 import sys
 from dataclasses import dataclass
@@ -264,11 +265,70 @@ def target(address: str, tls_files: tuple) -> Target:
     return Target(address, security, links.Tls(*tls_files) if security is not None else None)
 
 
+def optional_target(address: str | None, tls_files: tuple) -> Target | None:
+    """target() of --cluster, None without it; its TLS files without it are refused."""
+    from wisconsin import WisconsinError
+
+    if address is not None:
+        return target(address, tls_files)
+    if any(tls_files):
+        raise WisconsinError("--tls-ca/--tls-cert/--tls-key need --cluster")
+    return None
+
+
+def cluster_args(address: str | None, tls_files=None) -> str:
+    """--cluster ADDR and its TLS files (ca, cert, key), as a command line gives them; ""
+    without an address."""
+    if address is None:
+        return ""
+    ca, cert, key = tls_files or (None, None, None)
+    tls = f" --tls-ca {ca} --tls-cert {cert} --tls-key {key}" if ca else ""
+    return f"--cluster {address}{tls}"
+
+
 def repair_command(local: Path, t: Target) -> str:
     """The command that recovers and checks, on its hosts, the database a cluster bench
     left noted in local (a lost partition's line names it)."""
-    tls = f" --tls-ca {t.tls.ca} --tls-cert {t.tls.cert} --tls-key {t.tls.key}" if t.tls else ""
-    return f"wisconsin repair {local} --cluster {t.address}{tls}"
+    tls = (t.tls.ca, t.tls.cert, t.tls.key) if t.tls else None
+    return f"wisconsin repair {local} {cluster_args(t.address, tls)}"
+
+
+# what remove_noted may delete on a host: a partition file's directory, named as the OLTP
+# workloads name their databases (a note edited to name another path removes nothing)
+PARTITION_FILE = re.compile(r"part-\d{3}\.duckdb")
+DATABASE_DIR = re.compile(r"dc\d+|w\d+-p\d+")
+
+
+def task_remove(partition_path: str) -> int:
+    """On a worker: remove its partition's database directory (the file, its WAL, the
+    drivers' log); the bytes it held. Workers sharing a directory may race: what another
+    removed first is no error, what is left is."""
+    import shutil
+
+    f = Path(partition_path)
+    p = f.parent
+    if not (PARTITION_FILE.fullmatch(f.name) and DATABASE_DIR.fullmatch(p.name)):
+        raise OSError(f"{f}: not a partition file of an OLTP database: nothing removed")
+    held = sum(f.lstat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else 0
+    shutil.rmtree(p, ignore_errors=True)
+    if p.exists():
+        raise OSError(f"{p}: could not be removed")
+    return held
+
+
+def remove_noted(local_dir: Path, target: Target) -> str:
+    """`wisconsin remove DIR --cluster ADDR` of a database a cluster bench left: each host's
+    partition directory, removed on its host, then the note here; one line saying so."""
+    import shutil
+
+    places, paths = noted_places(read_note(local_dir))
+    dirs = [str(Path(path).parent) for path in paths]
+    with Session(target) as on:
+        on.check_hosts(places)  # the right hosts, or nothing removed
+        freed = on.on_each(places, task_remove, lambda p: (paths[p],), timeout=600.0)
+    shutil.rmtree(local_dir)
+    where = ", ".join(f"{pl.host}:{d}" for pl, d in zip(places, dirs, strict=True))
+    return f"removed {local_dir} and its partitions on the hosts ({where}, {sum(freed.values()):,} bytes)"
 
 
 class Session:
@@ -354,12 +414,22 @@ def read_note(local_dir) -> dict | None:
 
 
 def noted_places(note: dict) -> tuple[list[Place], list[str]]:
-    """Each partition's Place (worker, host, address) and path, as the note recorded them."""
-    hosts = sorted(note["cluster"]["hosts"], key=lambda h: h["part"])
-    places = [
-        Place(h["worker"], h["host"], h["address"].rsplit(":", 1)[0], "", None) for h in hosts
-    ]
-    return places, [h["path"] for h in hosts]
+    """Each partition's Place (worker, host, address) and path, as the note recorded them;
+    WisconsinError in one line if an edit left it without them."""
+    from wisconsin import WisconsinError
+
+    try:
+        hosts = sorted(note["cluster"]["hosts"], key=lambda h: h["part"])
+        places = [
+            Place(str(h["worker"]), str(h["host"]), str(h["address"]).rsplit(":", 1)[0], "", None)
+            for h in hosts
+        ]
+        return places, [str(h["path"]) for h in hosts]
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise WisconsinError(
+            f"the cluster note ({CLUSTER_NOTE}) does not name each partition's worker, host, "
+            f"address and path: {type(exc).__name__} {exc}"
+        ) from None
 
 
 def main() -> None:

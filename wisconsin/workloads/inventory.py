@@ -20,6 +20,7 @@ from pathlib import Path
 
 from wisconsin import WisconsinError, workloads
 from wisconsin.builds.cost import size
+from wisconsin.oltp.hosted import CLUSTER_NOTE as NOTE  # where a cluster bench's partitions are
 from wisconsin.runfiles import abfile
 from wisconsin.store import MANIFEST, TABLE_NAME, lock
 
@@ -61,10 +62,15 @@ def disk_used(paths) -> int:
 
 
 def disk_line(
-    data: Path, tables: list[Path], run_path: Path | None = None, on_cluster: bool = False
+    data: Path,
+    tables: list[Path],
+    run_path: Path | None = None,
+    on_cluster: bool = False,
+    remove_args: str = "",
 ) -> str:
     """The last line of generate and bench: where the tables (and a bench's run file,
-    report and figures) are, their size on disk, and how to remove them."""
+    report and figures) are, their size on disk, and how to remove them (remove_args: what
+    `wisconsin remove` needs too, e.g. an OLTP cluster database's --cluster and TLS files)."""
     data = Path(data).absolute()
     tables = [t.absolute() for t in tables if t.exists()]
     outs: list[Path] = []
@@ -80,7 +86,7 @@ def disk_line(
         if on_cluster
         else f"{size(disk_used(tables))} in {data}"
     )
-    remove = f"`wisconsin remove {rm_tables}`"
+    remove = f"`wisconsin remove {rm_tables}{' ' + remove_args if remove_args else ''}`"
     if run_path is None:
         return f"disk: tables {where}; remove them with {remove}"
     # `remove` takes what it built, not run files (they are the results): rm them
@@ -231,16 +237,27 @@ def _foreign(d: Path) -> str | None:
     return None
 
 
-def remove_all(paths) -> Iterator[str]:
+def remove_all(paths, cluster_address=None, tls=(None, None, None)) -> Iterator[str]:
     """remove() each path in turn, its lines as it goes, once every one of them is found
-    removable: one refused path (not the tool's, or nothing there) removes nothing at all."""
+    removable: one refused path (not the tool's, or nothing there) removes nothing at all.
+    cluster_address and tls (--cluster, --tls-*): for databases a cluster bench left."""
+    from wisconsin.oltp import hosted
+
+    cluster = hosted.optional_target(cluster_address, tuple(tls))
+    kinds = [_removable(Path(p), cluster) for p in paths]
+    if cluster is not None and CLUSTER_KIND not in kinds:
+        raise WisconsinError(
+            "--cluster: for a database a cluster bench left (a directory holding "
+            "cluster.json); none of these is one"
+        )
     for p in paths:
-        _removable(Path(p))
-    for p in paths:
-        yield from remove(p)
+        yield from remove(p, cluster)
 
 
-def _removable(p: Path) -> str | None:
+CLUSTER_KIND = "OLTP database on a cluster's hosts"
+
+
+def _removable(p: Path, cluster=None) -> str | None:
     """The kind of table p is, None for a log or data directory; WisconsinError naming why
     p cannot be removed (whether its tables are in use is told when their locks are taken)."""
     if p.is_symlink() or not p.exists():
@@ -252,6 +269,18 @@ def _removable(p: Path) -> str | None:
         raise WisconsinError(f"{p}: not a table or data directory (run files are removed with rm)")
     if p.name.startswith(LOGS_PREFIX):
         return None
+    if _noted_elsewhere(p):
+        bad = sorted(e.name for e in p.iterdir() if e.name not in (NOTE, lock.LOCK_FILE))
+        if bad:
+            raise WisconsinError(
+                f"{p} holds {p / bad[0]}, which wisconsin did not build: nothing removed"
+            )
+        if cluster is None:
+            raise WisconsinError(
+                f"{p}: its partitions are on a cluster's hosts ({NOTE}): give --cluster ADDR "
+                "(and --tls-ca/--tls-cert/--tls-key if it uses TLS) to remove them there too"
+            )
+        return CLUSTER_KIND
     if (kind := table_kind(p)) is not None:
         bad = [e.name for e in p.iterdir() if not TABLE_ENTRY.fullmatch(e.name)]
         bad = [n for n in bad if n != lock.LOCK_FILE]
@@ -270,12 +299,23 @@ def _removable(p: Path) -> str | None:
     return None
 
 
-def remove(path: str | os.PathLike) -> list[str]:
-    """Remove a table, a DebitCredit database, a run's log directory or a data directory
-    holding only what the tool built; one line per thing removed. Refused in one line
-    (WisconsinError), removing nothing: anything else, or a table in use."""
+def _noted_elsewhere(p: Path) -> bool:
+    """p is the directory a cluster bench left: the note of its hosts, no database here."""
+    return (p / NOTE).is_file() and not (p / MANIFEST).is_file()
+
+
+def remove(path: str | os.PathLike, cluster=None) -> list[str]:
+    """Remove a table, an OLTP database (here, or on a cluster's hosts with cluster: an
+    oltp.hosted.Target), a run's log directory or a data directory holding only what the
+    tool built; one line per thing removed. Refused in one line (WisconsinError), removing
+    nothing: anything else, or a table in use."""
     p = Path(path)
-    kind = _removable(p)
+    kind = _removable(p, cluster)
+    if kind == CLUSTER_KIND:
+        from wisconsin.oltp import hosted
+
+        with lock.hold(p):
+            return [hosted.remove_noted(p, cluster)]
     if p.name.startswith(LOGS_PREFIX):
         shutil.rmtree(p)
         return [f"removed {p} (dask logs)"]

@@ -220,3 +220,4 @@ class Outcome:
     tables: tuple[Path, ...]  # the tables it used
     run_path: Path  # the run file it wrote
     on_cluster: bool = False
+    remove_args: str = ""  # what `wisconsin remove` of its tables needs too (--cluster ...)

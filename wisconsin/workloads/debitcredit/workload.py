@@ -62,13 +62,10 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
         if opts.given_options("branches"):
             raise OptionError("--scaled sets the branches: drop --branches")
         branches = scaled_branches(opts.scaled_tps)
-    cluster = None
-    if opts.cluster_address is not None:  # one partition server per worker (oltp.hosted)
-        from wisconsin.oltp import hosted
+    from wisconsin.oltp import hosted
 
-        cluster = hosted.target(opts.cluster_address, opts.tls)
-    elif any(opts.tls):
-        raise OptionError("--tls-ca/--tls-cert/--tls-key need --cluster")
+    # one partition server per worker (oltp.hosted)
+    cluster = hosted.optional_target(opts.cluster_address, opts.tls)
     with console.progress() as progress:
         run, path, text, files = bench_command(
             opts.data_dir,
@@ -93,7 +90,10 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
     ]
     dc_data = Path(run.config.data_dir)  # the bench's own directory under --data
     databases = tuple(dc_data / f"dc{r.partitions}" for r in run.results)
-    return Outcome(tuple(lines), dc_data, databases, Path(path), on_cluster=cluster is not None)
+    return Outcome(
+        tuple(lines), dc_data, databases, Path(path), cluster is not None,
+        hosted.cluster_args(opts.cluster_address, opts.tls),
+    )  # fmt: skip
 
 
 def owns(path: str | os.PathLike) -> bool:

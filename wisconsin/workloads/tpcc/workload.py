@@ -47,13 +47,15 @@ REPAIR_TAKES = Takes(
 
 def bench(opts: BenchOptions, console: Console) -> Outcome:
     """`wisconsin bench --workload tpcc`: build, run the terminals, check, save, report."""
+    from wisconsin.oltp import hosted
     from wisconsin.workloads.tpcc.pipeline import bench_command
 
     run, path, text, report_path = bench_command(opts, console.log)
     lines = ([] if opts.quiet else [text]) + [f"run file: {path}", f"report:   {report_path}"]
     db = Path(run.config.data_dir)
     on_cluster = run.config.cluster is not None
-    return Outcome(tuple(lines), db.parent, (db,), Path(path), on_cluster=on_cluster)
+    args = hosted.cluster_args(opts.cluster_address, opts.tls)
+    return Outcome(tuple(lines), db.parent, (db,), Path(path), on_cluster, args)
 
 
 def owns(path: str | os.PathLike) -> bool:
