@@ -41,7 +41,7 @@ BENCH_TAKES = Takes(
             "tls_key",
         }
     ),  # fmt: skip
-    "{given}: Wisconsin options, not used by --workload debitcredit; drop {it}",
+    "{given}: for the Wisconsin workload, not used by --workload debitcredit; drop {it}",
 )
 # what --resume reads from the progress file instead
 RESUMED = ("partitions", "repeat", "branches", "scaled_tps", "step_seconds", "rule", "seed")
