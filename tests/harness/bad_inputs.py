@@ -301,6 +301,8 @@ CASES: list[Case] = [
     no("remove {mixed}", "notes.txt", "did not build", why=WK),
     no("remove {mixed}/F1 {missing}", "no such", why=MISSING),  # and F1 is still there
     no("remove {mixed}/F1 {docs}", "did not build", why=WK),  # and F1 is still there
+    no("remove {table} --tls-ca {random}", "--tls", "--cluster", why=NA),
+    no("remove {table} --cluster tcp://127.0.0.1:1", "scheduler", "127.0.0.1:1", why=MISSING),
     # ------------------------------------------------------------------ ab
     no("ab --b ''", "missing option", "--a", why=MISSING),
     no("ab --data {data} --a '--out x' --b ''", "--out", why=NA),
