@@ -245,6 +245,9 @@ def _curves_section(run: DebitCreditRun) -> Section:
         if errors:
             items.append("Unexpected errors (transactions counted as failed): " + "; ".join(errors))
         items.append(_audit_text(res.audit))
+        cost = interconnect.cost_line(res)  # None: a run file from before the CPU split
+        if cost is not None:
+            items.append(cost)
     return Section(
         "Response-time curves (open arrivals)",
         items,
