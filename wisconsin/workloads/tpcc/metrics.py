@@ -155,3 +155,23 @@ def remote_line(run: TpccRun) -> str:
     n, d = sum(k.count for k in two), sum(k.distributed for k in two)
     share = f"{d / n:.1%} of New-Orders and Payments distributed ({d:,} of {n:,})" if n else "-"
     return f"Remote transactions: {share}; {cpu.line(run.result.remote_cpu)}"
+
+
+def capacity_points(runs: list[TpccRun]) -> tuple[list, str]:
+    """Each P's tpmC, one window per run, pooled over runs of one mode and one size per
+    partition, as analysis.capacity.Measured; and why they cannot be pooled ("": they can)."""
+    from wisconsin.analysis.capacity import Measured
+
+    def shape(c) -> tuple:
+        return (c.mode, c.warehouses_per_partition, c.customers_per_district, c.items)
+
+    shapes = {shape(r.config) for r in runs}
+    if len(shapes) > 1:
+        return [], "the runs differ in mode or size per partition (" + "; ".join(
+            f"{m} mode, {w} warehouses of {c} customers, {i} items per partition"
+            for m, w, c, i in sorted(shapes)
+        ) + ")"
+    values: dict[int, list[float]] = {}
+    for r in runs:
+        values.setdefault(r.config.partitions, []).append(tpmc(r.result, r.config.window_s))
+    return [Measured(p, tuple(v)) for p, v in sorted(values.items())], ""

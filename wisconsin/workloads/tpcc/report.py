@@ -139,4 +139,23 @@ def render(run: TpccRun, fmt: str = "text") -> str:
 
 
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
-    return "\n".join(render(load(p), fmt) for p in paths)
+    """Each run's report; runs at three P or more: the capacity model after them (text and
+    markdown)."""
+    runs = [load(p) for p in paths]
+    out = "\n".join(render(run, fmt) for run in runs)
+    lines = capacity_lines(runs)
+    if lines and fmt in ("text", "markdown"):
+        title = "Capacity model across P (tpmC, one window per run)"
+        head = f"\n## {title}\n" if fmt == "markdown" else f"\n{title}\n" + "-" * len(title)
+        out += "\n".join([head, *lines]) + "\n"
+    return out
+
+
+def capacity_lines(runs: list[TpccRun]) -> list[str]:
+    """The capacity model over the runs' P (analysis.capacity); [] under three P."""
+    from wisconsin.analysis import capacity
+
+    if len({run.config.partitions for run in runs}) < capacity.MIN_FITTED_P:
+        return []
+    points, differ = m.capacity_points(runs)
+    return [f"not fitted: {differ}"] if differ else capacity.lines(capacity.model(points), "tpmC")
