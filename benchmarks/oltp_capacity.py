@@ -79,9 +79,11 @@ def run(args) -> int:
         print(f"  {interconnect.cost_line(res) or cpu.line(None)}")
     points, differ = metrics.capacity_points([r])
     print("\n" + (differ or "\n".join(capacity.lines(capacity.model(points), "tps"))))
-    held = capacity.model(points[:-1]) if len(points) > capacity.MIN_FITTED_P else None
-    if held is not None:  # what the model said before the largest P was measured
-        print("fitted without P = " + str(points[-1].P) + ": " + capacity.lines(held, "tps")[1])
+    if not differ and len(points) > capacity.MIN_FITTED_P:  # every P fitted: the next one
+        print(
+            "\nwith every P fitted:\n"
+            + "\n".join(capacity.lines(capacity.model(points, hold_out=False), "tps"))
+        )
     if not args.dir:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if done.returncode in (0, 1) else done.returncode

@@ -59,6 +59,9 @@ def test_every_p_fitted_predicts_the_next_without_an_error():
     assert c.prediction.error() is None
     assert "no error can be stated" in c.note
     assert "no error can be stated" in capacity.lines(c, "tps")[-1]
+    every = capacity.model(_measured([1, 2, 4, 8]), hold_out=False)
+    assert every.fitted == (1, 2, 4, 8) and every.prediction.P == 16
+    assert every.prediction.error() is None and "no error can be stated" in every.note
 
 
 def test_too_few_p_or_windows():

@@ -94,11 +94,12 @@ def _curve(p, lam, sigma, kappa):
     return lam * usl(p, sigma, kappa)
 
 
-def model(measured: Sequence[Measured]) -> Capacity:
-    """Fit the smaller P and predict the largest (four or more P measured), or fit every P
-    and predict twice the largest (three); too few P: the reason, no numbers."""
+def model(measured: Sequence[Measured], hold_out: bool = True) -> Capacity:
+    """Fit the smaller P and predict the largest (four or more P measured, hold_out), or fit
+    every P and predict twice the largest (three, or not hold_out); too few P: the reason,
+    no numbers."""
     pts = sorted((m for m in measured if m.values), key=lambda m: m.P)
-    held = pts[-1] if len(pts) > MIN_FITTED_P else None
+    held = pts[-1] if hold_out and len(pts) > MIN_FITTED_P else None
     fit = pts[:-1] if held is not None else pts
     if len(fit) < MIN_FITTED_P:
         have = ", ".join(str(m.P) for m in pts) or "none"
