@@ -88,8 +88,15 @@ def step_record(before, after, total_s: float) -> dict:
     }
 
 
+def begin() -> float:
+    """A transaction starts on this thread: its CPU clock now, the halves counted afresh (a
+    failed transaction's decided halves are not the next one's)."""
+    twophase.take_sent()
+    return time.thread_time()
+
+
 def charged(node, kind: str, since: float, distributed: bool) -> None:
-    """Charge this thread's CPU since `since` (time.thread_time()) to one committed
+    """Charge this thread's CPU since `since` (begin()) to one committed
     transaction of `kind`, with the remote halves it decided (twophase.take_sent)."""
     sent = twophase.take_sent()
     account = getattr(node, "cpu", None)

@@ -127,7 +127,7 @@ def _closed(node, load, index: int, tally: Tally, t_end: float, make: Callable) 
         while time.perf_counter() < t_end and not node.stopping.is_set():
             t0 = time.perf_counter()
             tally.arrivals += 1
-            since = time.thread_time()
+            since = cpu.begin()
             if term.one(tally):
                 cpu.charged(node, KIND, since, tally.last_distributed)
                 answered(tally, t0, t_end, load.duration_s)
@@ -145,7 +145,7 @@ def _serve_open(node, load, index, tally, work: queue.Queue, t_end, t_drain, mak
             if time.perf_counter() > t_drain or node.stopping.is_set():
                 tally.unfinished += 1
                 continue
-            since = time.thread_time()
+            since = cpu.begin()
             if term.one(tally):
                 cpu.charged(node, KIND, since, tally.last_distributed)
                 answered(tally, arrival, t_end, load.duration_s)

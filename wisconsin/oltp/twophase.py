@@ -188,11 +188,11 @@ def serve_peer(node, conn, prepare: Callable, redo: Callable) -> None:
             elif op == "abort":
                 rollback(cur)
                 open_tx = None
+            elif op == "echo":  # the link's round trip and bandwidth (oltp.probe)
+                conn.send_bytes(msg[1])
             if account is not None and op != "echo" and open_tx is None:
                 # a half ended (committed, aborted, or refused at its prepare)
                 account.half(time.thread_time() - since, op == "commit")
-            elif op == "echo":  # the link's round trip and bandwidth (oltp.probe)
-                conn.send_bytes(msg[1])
     except (EOFError, OSError):
         return  # the peer is gone (a closed, reset or broken connection)
     except duckdb.Error as exc:  # a decided half that cannot commit: recovery redoes it

@@ -178,7 +178,7 @@ class Step:
             while (term := self._next_due()) is not None:
                 kind, began = term.kind, term.submitted
                 inp = term.inputs.draw(kind, term.w_id, term.d_id)
-                since = time.thread_time()
+                since = cpu.begin()
                 result = self._one(cur, links, rng, kind, inp, began)
                 if result is not None and result != "queued":  # oltp.cpu: its CPU, by type
                     remote = len(inp.partitions(self.node.placement)) > 1
