@@ -479,7 +479,7 @@ def test_each_oltp_rule_has_one_name_whether_it_judges_or_its_evidence_is_malfor
     run = run_of(step([100] * 30))
     names = [r.name for r in audit.oltp_rules(run)]
     assert names == [f"P=1 {title}" for title, _ in audit.OLTP_RULES]
-    assert "P=1 delivered, not offered" in names and len(set(names)) == 6
+    assert "P=1 delivered, not offered" in names and len(set(names)) == 7
     res = dataclasses.replace(run.results[0], steps=None)  # no rule can read it
     broken = audit.oltp_rules(dataclasses.replace(run, results=(res,)))
     assert [r.name for r in broken] == names
@@ -495,7 +495,7 @@ def test_a_version_2_files_durability_words_become_the_protocol_code(tmp_path):
     assert raw["schema_version"] == 2
     assert raw["config"]["durability"] == runfile.DURABILITY_TEXT[runfile.DURABILITY]
     run = runfile.load(fixture)
-    assert run.schema_version == runfile.SCHEMA_VERSION == 4
+    assert run.schema_version == runfile.SCHEMA_VERSION == 5
     assert run.config.durability == runfile.DURABILITY
     assert runfile.load(runfile.save(run, tmp_path / "again.json")) == run
     raw["config"]["durability"] = "fsync, honest"  # words no bench wrote: kept, and failed

@@ -71,7 +71,7 @@ def test_bench_debitcredit_end_to_end(tmp_path, monkeypatch):
     # audit re-derives the invariants from the recorded figures: an edited sum fails it
     # ... and fails the steadiness of 0.4 s windows, too short to judge (the OLTP rules)
     aud = CliRunner().invoke(cli, ["audit", str(path)])
-    assert aud.exit_code == 1 and "18 of 20 rules pass; 2 FAIL" in aud.output, aud.output
+    assert aud.exit_code == 1 and "20 of 22 rules pass; 2 FAIL" in aud.output, aud.output
     fails = [line for line in aud.output.splitlines() if line.startswith("FAIL")]
     assert fails == [
         "FAIL  P=1 steady: 1 of 1 closed (peak) steps not steady: closed r0: 0.8 s: too short",

@@ -70,7 +70,7 @@ def forged(per_second: float = 1.6, **result) -> TpccRun:
         c_run=(4, 5, 6), checkpoint_at_s=120, drain_s=80, limit_s=5.0, pinned_cores=(0, 1),
         data_dir="/tmp/x",
     )  # fmt: skip
-    return TpccRun("tpcc", 1, "2026-11-27T00:00:00Z", "2026-11-27T00:10:00Z", {}, cfg,
+    return TpccRun("tpcc", 2, "2026-11-27T00:00:00Z", "2026-11-27T00:10:00Z", {}, cfg,
                    dataclasses.replace(base, **result))  # fmt: skip
 
 

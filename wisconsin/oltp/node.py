@@ -22,7 +22,7 @@ from collections.abc import Callable
 import duckdb
 
 from wisconsin import interrupts
-from wisconsin.oltp import acklog, failures, links, probe
+from wisconsin.oltp import acklog, cpu, failures, links, probe
 from wisconsin.oltp.twophase import first_line
 
 TXID_PART_SHIFT = 52  # txid = part << 52 | sequence: unique across partitions and restarts
@@ -59,6 +59,7 @@ class Node:
         self.fatal = ""  # why this partition cannot go on (a full disk, a thread's error)
         self._fatal_lock = threading.Lock()
         self.log = acklog.AckLog(log_path)
+        self.cpu = cpu.Account()  # what its threads charge: transactions, remote halves
         # A restarted process starts past every txid it may have issued before: the clock in
         # microseconds grows faster than any one process issues transactions.
         base = max(int(time.time() * 1e6), (last_txid & ((1 << TXID_PART_SHIFT) - 1)) + 1)
@@ -142,7 +143,9 @@ def _sample_engine(node: Node, t0: float, stop: threading.Event, out: list) -> N
 
 def run_step(node: Node, step: Callable, load) -> dict:
     """One step, step(node, load) -> its tally as a dict, with the process's CPU and wall
-    seconds (cpu_s, wall_s) and the engine sampled each second beside it (engine)."""
+    seconds (cpu_s, wall_s), that CPU split by what it served (cpu: oltp.cpu) and the
+    engine sampled each second beside it (engine)."""
+    charged0 = node.cpu.snapshot()
     cpu0, t0 = time.process_time(), time.perf_counter()
     samples: list = []
     stop = threading.Event()
@@ -153,7 +156,9 @@ def run_step(node: Node, step: Callable, load) -> dict:
     finally:
         stop.set()
         sampler.join()
-    out = {**tally, "cpu_s": time.process_time() - cpu0, "wall_s": time.perf_counter() - t0}
+    cpu_s = time.process_time() - cpu0
+    out = {**tally, "cpu_s": cpu_s, "wall_s": time.perf_counter() - t0}
+    out["cpu"] = cpu.step_record(charged0, node.cpu.snapshot(), cpu_s)
     out["engine"] = samples
     return out
 

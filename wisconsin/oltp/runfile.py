@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wisconsin import WisconsinError, atomic, outputs
-from wisconsin.jsonfields import Count, NonNegative, Positive
+from wisconsin.jsonfields import Count, Finite, NonNegative, Positive
 from wisconsin.runfiles import runfile as common
 
 
@@ -46,6 +46,54 @@ class ClusterRecord:
     tls: bool
     hosts: tuple[PartitionHost, ...]
     links: tuple[Link, ...]
+
+
+@dataclass(frozen=True)
+class KindCpu:
+    """One transaction type's committed transactions at one partition in one step, and the
+    CPU their terminal threads spent on them (oltp.cpu), local and distributed apart."""
+
+    kind: str
+    local_s: NonNegative
+    local: Count
+    home_s: NonNegative  # the distributed ones' home side: its half, the 2PC messages sent
+    distributed: Count
+    sent: Count  # remote halves the distributed ones decided (one each in DebitCredit)
+
+
+@dataclass(frozen=True)
+class PartitionCpu:
+    """One partition process's CPU over one step: its total, and what was charged to work."""
+
+    total_s: NonNegative  # the process's CPU clock over the step (the step's cpu_s)
+    kinds: tuple[KindCpu, ...]
+    halves_s: NonNegative  # its peer threads serving remote halves: prepare, commit, abort
+    halves: Count  # remote halves committed here
+
+
+@dataclass(frozen=True)
+class CpuFigure:
+    """Seconds of CPU: the median, lowest and highest over n partition-steps."""
+
+    median: Finite
+    low: Finite
+    high: Finite
+    n: Count
+
+
+@dataclass(frozen=True)
+class RemoteCpu:
+    """CPU per local transaction and extra CPU per remote half over a P's steps (oltp.cpu):
+    pooled over every partition-step, and spread over the partition-steps that had enough
+    of each to say."""
+
+    local_s: Finite | None  # pooled: local CPU / local transactions
+    extra_s: Finite | None  # pooled: extra CPU per remote half (None: no remote half)
+    local_spread: CpuFigure | None
+    extra_spread: CpuFigure | None
+    halves: Count  # remote halves committed
+    attributed_s: NonNegative  # CPU charged to transactions and halves
+    total_s: NonNegative  # the partition processes' CPU over the same steps
 
 
 def cluster_record(hosts, address: str, tls: bool, paths) -> ClusterRecord:

@@ -22,12 +22,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from wisconsin.oltp import histogram
+from wisconsin.oltp import cpu, histogram
 from wisconsin.oltp.acklog import LogFailed
 from wisconsin.oltp.failures import is_storage_failure, storage_line
 from wisconsin.oltp.twophase import PartitionDown, is_conflict
 
 MAX_RETRIES = 100
+KIND = "transaction"  # what oltp.cpu charges these terminals' transactions to (one type)
 
 
 @dataclass
@@ -126,7 +127,9 @@ def _closed(node, load, index: int, tally: Tally, t_end: float, make: Callable) 
         while time.perf_counter() < t_end and not node.stopping.is_set():
             t0 = time.perf_counter()
             tally.arrivals += 1
+            since = cpu.begin()
             if term.one(tally):
+                cpu.charged(node, KIND, since, tally.last_distributed)
                 answered(tally, t0, t_end, load.duration_s)
     finally:
         term.close()
@@ -142,7 +145,9 @@ def _serve_open(node, load, index, tally, work: queue.Queue, t_end, t_drain, mak
             if time.perf_counter() > t_drain or node.stopping.is_set():
                 tally.unfinished += 1
                 continue
+            since = cpu.begin()
             if term.one(tally):
+                cpu.charged(node, KIND, since, tally.last_distributed)
                 answered(tally, arrival, t_end, load.duration_s)
     finally:
         term.close()

@@ -18,6 +18,7 @@ and the records; this module is the messages and their order, on both sides.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable
 
@@ -33,6 +34,17 @@ REPLY_TIMEOUT_S = 60.0
 # A decided half redone this long, conflict after conflict, stops its partition: recovery
 # redoes it from the home's decision record.
 REDO_TIMEOUT_S = 60.0
+
+# The remote halves this thread's committed distributed transactions decided since the last
+# take_sent(): the CPU account (oltp.cpu) divides a transaction's home CPU by them.
+_sent = threading.local()
+
+
+def take_sent() -> int:
+    """The remote halves this thread decided since it last asked (and start again at 0)."""
+    n = getattr(_sent, "n", 0)
+    _sent.n = 0
+    return n
 
 
 class PartitionDown(Exception):
@@ -140,6 +152,7 @@ def commit(cur, links: Links, prepares: dict[int, tuple], home_half: Callable) -
         rollback(cur)
         _settle_abort(links, prepares, sent, got)
         raise
+    _sent.n = getattr(_sent, "n", 0) + len(sent)
     for part in sent:
         try:
             links(part).send(("commit", prepares[part][1]))
@@ -173,8 +186,11 @@ def serve_peer(node, conn, prepare: Callable, redo: Callable) -> None:
     partition cannot write (a full disk) stops the partition (node.fail)."""
     cur = node.con.cursor()
     open_tx = None
+    account = getattr(node, "cpu", None)  # oltp.cpu: this thread's CPU per message
     try:
         while True:
+            if account is not None and open_tx is None:
+                since = time.thread_time()  # a half's messages from its prepare on
             msg = conn.recv()
             op = msg[0]
             if op == "prepare":
@@ -196,6 +212,9 @@ def serve_peer(node, conn, prepare: Callable, redo: Callable) -> None:
                 open_tx = None
             elif op == "echo":  # the link's round trip and bandwidth (oltp.probe)
                 conn.send_bytes(msg[1])
+            if account is not None and op != "echo" and open_tx is None:
+                # a half ended (committed, aborted, or refused at its prepare)
+                account.half(time.thread_time() - since, op == "commit")
     except (EOFError, OSError):
         return  # the peer is gone (a closed, reset or broken connection)
     except DecidedHalfStuck as exc:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from wisconsin.oltp import hosted
+from wisconsin.oltp import cpu, hosted
 from wisconsin.oltp import runfile as oltp_runfile
 from wisconsin.oltp.failures import naming_storage
 from wisconsin.sqltext import db_path
@@ -191,6 +191,7 @@ def measure(cfg, partitions: int, say, job, on: hosted.Session, steps_of, said) 
         steps=tuple(steps),
         audit=record,
         cluster=where,
+        remote_cpu=cpu.summary([s.cpu for s in steps]),
     )
 
 

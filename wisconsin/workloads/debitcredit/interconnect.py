@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wisconsin.oltp import histogram
+from wisconsin.oltp import cpu, histogram
 from wisconsin.oltp.compare import cores_used, link_rtt_s, scaled
 from wisconsin.oltp.compare import where as place_of
 from wisconsin.reports.document import Section, Table
@@ -48,6 +48,28 @@ def remote_cost(step) -> RemoteCost | None:
         local_mean_s=(total_s - remote_s) / (n - nr) if n > nr else None,
         remote_mean_s=remote_s / nr if nr else None,
     )
+
+
+def cost_line(res) -> str | None:
+    """One line for a P: its remote share and extra latency per remote half (its closed
+    steps pooled), beside CPU per local transaction and extra CPU per remote half (oltp.cpu);
+    None for a run file from before the CPU split."""
+    if res.remote_cpu is None:
+        return None
+    closed = [s for s in res.steps if s.mode == "closed" and s.remote_hist]
+    latency = "remote share and extra latency not recorded"
+    if closed:
+        every = histogram.merge([s.hist for s in closed])
+        remote = histogram.merge([s.remote_hist for s in closed])
+
+        class _Pooled:
+            hist, remote_hist = histogram.encode(every), histogram.encode(remote)
+
+        cost = remote_cost(_Pooled)
+        latency = (
+            f"remote share {cost.share:.1%}, extra latency per remote half {_ms(cost.extra_s)} ms"
+        )
+    return f"Remote transactions (closed steps): {latency}; {cpu.line(res.remote_cpu)}"
 
 
 LINK_HEADER = ["link", "round trip ms (median)", "min", "max", "bandwidth MB/s"]

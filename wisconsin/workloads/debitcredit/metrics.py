@@ -248,3 +248,21 @@ def scale_label(run: DebitCreditRun) -> str:
         parts.append(f"P={r.partitions}: {r.accounts:,} accounts for {claim:.1f} tps{size}")
     head = "scaled" if ok and parts else "not scaled"
     return f"{head}: " + "; ".join(parts) + " (the rule: 100,000 accounts per tps)"
+
+
+def capacity_points(runs) -> tuple[list, str]:
+    """Each P's steady closed windows (the peak's repeats), pooled over runs of one size per
+    partition and one load, as analysis.capacity.Measured; and why they cannot be pooled
+    ("" when they can)."""
+    from wisconsin.analysis.capacity import Measured
+
+    shapes = {(r.config.sizing.branches_per_partition, r.config.streams) for r in runs}
+    if len(shapes) > 1:
+        said = ", ".join(f"{b} branches and {s} streams per partition" for b, s in sorted(shapes))
+        return [], f"the runs differ in size or load per partition ({said})"
+    values: dict[int, list[float]] = {}
+    for run in runs:
+        for res in run.results:
+            steady = [s for s in res.steps if s.mode == "closed" and steadiness(s).steady]
+            values.setdefault(res.partitions, []).extend(s.throughput_tps for s in steady)
+    return [Measured(p, tuple(v)) for p, v in sorted(values.items()) if v], ""

@@ -21,7 +21,7 @@ import psutil
 from wisconsin import WisconsinError, atomic
 from wisconsin.measure import environment
 from wisconsin.measure.progress import Job
-from wisconsin.oltp import histogram
+from wisconsin.oltp import cpu, histogram
 from wisconsin.oltp.failures import RunFailed, naming_storage
 from wisconsin.oltp.series import per_second
 from wisconsin.store import check_writable, lock, utc_now
@@ -93,6 +93,7 @@ def _step(load: Load, repeat: int, partitions: int, tallies: list[dict]) -> Step
         txn_memory_bytes=tuple(tuple(e[1] for e in t["engine"]) for t in tallies),
         temp_bytes=tuple(tuple(e[2] for e in t["engine"]) for t in tallies),
         remote_hist=histogram.encode(histogram.merge([t.get("remote_hist", "") for t in tallies])),
+        cpu=tuple(cpu.record(t["cpu"]) for t in tallies),
     )
 
 
@@ -230,6 +231,7 @@ def _measure_partitions(cfg: Config, partitions: int, say, job: Job) -> Partitio
         warmup_committed=warmup_committed,
         steps=tuple(steps),
         audit=record,
+        remote_cpu=cpu.summary([s.cpu for s in steps]),
     )
 
 

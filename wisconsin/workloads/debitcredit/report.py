@@ -245,6 +245,9 @@ def _curves_section(run: DebitCreditRun) -> Section:
         if errors:
             items.append("Unexpected errors (transactions counted as failed): " + "; ".join(errors))
         items.append(_audit_text(res.audit))
+        cost = interconnect.cost_line(res)  # None: a run file from before the CPU split
+        if cost is not None:
+            items.append(cost)
     return Section(
         "Response-time curves (open arrivals)",
         items,
@@ -332,7 +335,36 @@ def report_files(
 ) -> str:
     """Each run file's report, in fmt (a page: one, audit giving each run's rules)."""
     check_format(fmt)
-    return render_reports([build(load(p), p, audit) for p in paths], fmt)
+    runs = [load(p) for p in paths]
+    reports = [build(run, p, audit) for run, p in zip(runs, paths, strict=True)]
+    section = capacity_section(runs)
+    if section is not None:  # three P or more measured: after the last run's report
+        reports[-1].sections.append(section)
+    return render_reports(reports, fmt)
+
+
+def capacity_section(runs: list[DebitCreditRun]) -> Section | None:
+    """The capacity model over the runs' P (analysis.capacity); None under three P."""
+    from wisconsin.analysis import capacity
+
+    if len({r.partitions for run in runs for r in run.results}) < capacity.MIN_FITTED_P:
+        return None
+    points, differ = metrics.capacity_points(runs)
+    where = sorted(
+        {(r.partitions, "a cluster" if r.cluster else "this machine") for run in runs
+         for r in run.results}
+    )  # fmt: skip
+    items = (
+        [f"not fitted: {differ}"]
+        if differ
+        else capacity.lines(capacity.model(points), "tps")
+        + [
+            "each point is one steady closed (peak) window; measured at P = "
+            + ", ".join(f"{p} on {w}" for p, w in where)
+            + "; a P without a steady closed window is left out"
+        ]
+    )
+    return Section("Capacity model across P (peak tps)", items, anchor="capacity")
 
 
 def _headline(run: DebitCreditRun, rows: list[dict]) -> str:

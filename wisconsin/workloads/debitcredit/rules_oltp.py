@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 
 from wisconsin.analysis.audit import Rule, checked, summary
+from wisconsin.oltp import cpu
 from wisconsin.workloads.debitcredit import metrics
 
 # (title, rule(run, result) -> Rule) in the order the audit reports them
@@ -202,6 +203,28 @@ def rule_remote(run, result, name: str) -> Rule:
 # Bytes on disk an account row takes at least with the varying filler (measured 55 bytes:
 # 1,000,000 accounts in 55 MB); a constant filler compressed to about 10.
 MIN_DISK_BYTES_PER_ACCOUNT = 40
+
+
+@per_partition("CPU split")
+def rule_cpu(run, result, name: str) -> Rule:
+    """No partition charged more CPU to its transactions and remote halves than its process
+    spent; the recorded CPU per transaction and per remote half are what the steps give;
+    each step's split counts its commits and sums to its cpu_s."""
+    bad = []
+    for i, s in enumerate(result.steps):
+        if not s.cpu:
+            continue
+        counted = sum(k.local + k.distributed for p in s.cpu for k in p.kinds)
+        if counted != s.committed:
+            bad.append(
+                f"step {i + 1}: the CPU split counts {counted:,} commits, the step {s.committed:,}"
+            )
+        total = sum(p.total_s for p in s.cpu)
+        if not math.isclose(total, s.cpu_s, rel_tol=1e-9, abs_tol=1e-9):
+            bad.append(
+                f"step {i + 1}: the partitions' CPU sums to {total:.6f} s, cpu_s {s.cpu_s:.6f}"
+            )
+    return cpu.rule(name, [s.cpu for s in result.steps], result.remote_cpu, bad)
 
 
 @per_partition("scale label")

@@ -32,8 +32,9 @@ from wisconsin.workloads.debitcredit.schema import Sizing
 
 WORKLOAD = "debitcredit"
 # 2: per-second series in each step; 3: durability as a protocol's code; 4: the progress
-# estimate at half the bench (older versions are migrated on load)
-SCHEMA_VERSION = 4
+# estimate at half the bench; 5: each step's CPU split by what it served, and the
+# remote transactions' CPU per P (older versions are migrated on load)
+SCHEMA_VERSION = 5
 
 # The commit protocol the bench runs with (Config.durability), and its words.
 DURABILITY = "wal-home-decision"
@@ -80,6 +81,9 @@ class Step:
     temp_bytes: tuple[tuple[Count, ...], ...] = ()  # temp-file bytes (spilled)
     # HdrHistogram (as hist) of the distributed transactions only; "": not recorded
     remote_hist: str = ""
+    # Version 5: per partition, its CPU over the step split by what it served (oltp.cpu);
+    # (): not recorded
+    cpu: tuple[oltp_runfile.PartitionCpu, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,9 @@ class PartitionResult:
     pinned_cores: tuple[Count, ...] = ()
     # on a Dask cluster: the scheduler, each partition's host, each link; None: this machine
     cluster: oltp_runfile.ClusterRecord | None = None
+    # version 5: CPU per local transaction, extra CPU per remote half (oltp.cpu.summary of
+    # the steps' cpu); None: not recorded
+    remote_cpu: oltp_runfile.RemoteCpu | None = None
 
 
 @dataclass(frozen=True)
@@ -220,6 +227,8 @@ def load(path: str | os.PathLike) -> DebitCreditRun:
         data = _migrate_v2(data)
     if data.get("schema_version") == 3:
         data = dict(data, schema_version=4, estimate=None)  # not recorded
+    if data.get("schema_version") == 4:
+        data = dict(data, schema_version=5)  # no step's CPU split: not recorded (defaults)
     if data.get("schema_version") != SCHEMA_VERSION:
         raise WisconsinError(
             f"{p}: DebitCredit run file version {data.get('schema_version')!r} is not supported "

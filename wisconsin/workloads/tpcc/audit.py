@@ -32,6 +32,7 @@ def audit_run(run: TpccRun) -> list[Rule]:
         rule_checkpoint(run),
         rule_memory(run),
         rule_errors(run),
+        m.rule_cpu(run),
     ]
 
 

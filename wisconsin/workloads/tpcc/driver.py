@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from wisconsin.oltp import histogram, terminals, twophase
+from wisconsin.oltp import cpu, histogram, terminals, twophase
 from wisconsin.oltp.terminals import MAX_RETRIES, Tally
 from wisconsin.workloads.tpcc import inputs as ins
 from wisconsin.workloads.tpcc import receipts, remote, rules
@@ -178,7 +178,11 @@ class Step:
             while (term := self._next_due()) is not None:
                 kind, began = term.kind, term.submitted
                 inp = term.inputs.draw(kind, term.w_id, term.d_id)
+                since = cpu.begin()
                 result = self._one(cur, links, rng, kind, inp, began)
+                if result is not None and result != "queued":  # oltp.cpu: its CPU, by type
+                    remote = len(inp.partitions(self.node.placement)) > 1
+                    cpu.charged(self.node, kind, since, remote)
                 done = time.perf_counter()
                 think = self._think(term)
                 if result is not None and self.t_start <= done <= self.t_end:

@@ -127,3 +127,51 @@ def scale_label(run: TpccRun) -> str:
             f"the database has {cfg.warehouses} ({cfg.mode} mode); {size}"
         )
     return f"scaled: {cfg.warehouses} warehouses for {t:.1f} new orders per minute; {size}"
+
+
+def rule_cpu(run: TpccRun):
+    """The CPU split (oltp.cpu): no partition charged more to its transactions and remote
+    halves than its process spent, the recorded figures are what the partitions give, and
+    each partition's split sums to its recorded cpu_s."""
+    from wisconsin.oltp import cpu
+
+    r = run.result
+    bad = [
+        f"partition {p}: its split's total {part.total_s:.6f} s, cpu_s {total:.6f} s"
+        for p, (part, total) in enumerate(zip(r.cpu, r.cpu_s, strict=False))
+        if not math.isclose(part.total_s, total, rel_tol=1e-9, abs_tol=1e-9)
+    ]
+    if r.cpu and len(r.cpu) != len(r.cpu_s):
+        bad.append(f"{len(r.cpu)} partitions' CPU split for {len(r.cpu_s)} partitions")
+    return cpu.rule("CPU split", [r.cpu] if r.cpu else [], r.remote_cpu, bad)
+
+
+def remote_line(run: TpccRun) -> str:
+    """The remote share of the types that can span partitions, beside CPU per local
+    transaction and extra CPU per remote half (oltp.cpu; per type, local against local)."""
+    from wisconsin.oltp import cpu
+
+    two = [k for k in run.result.kinds if k.kind in (ins.NEW_ORDER, ins.PAYMENT)]
+    n, d = sum(k.count for k in two), sum(k.distributed for k in two)
+    share = f"{d / n:.1%} of New-Orders and Payments distributed ({d:,} of {n:,})" if n else "-"
+    return f"Remote transactions: {share}; {cpu.line(run.result.remote_cpu)}"
+
+
+def capacity_points(runs: list[TpccRun]) -> tuple[list, str]:
+    """Each P's tpmC, one window per run, pooled over runs of one mode and one size per
+    partition, as analysis.capacity.Measured; and why they cannot be pooled ("": they can)."""
+    from wisconsin.analysis.capacity import Measured
+
+    def shape(c) -> tuple:
+        return (c.mode, c.warehouses_per_partition, c.customers_per_district, c.items)
+
+    shapes = {shape(r.config) for r in runs}
+    if len(shapes) > 1:
+        return [], "the runs differ in mode or size per partition (" + "; ".join(
+            f"{m} mode, {w} warehouses of {c} customers, {i} items per partition"
+            for m, w, c, i in sorted(shapes)
+        ) + ")"
+    values: dict[int, list[float]] = {}
+    for r in runs:
+        values.setdefault(r.config.partitions, []).append(tpmc(r.result, r.config.window_s))
+    return [Measured(p, tuple(v)) for p, v in sorted(values.items())], ""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from wisconsin import WisconsinError, atomic
 from wisconsin.measure import environment
-from wisconsin.oltp import histogram, hosted
+from wisconsin.oltp import cpu, histogram, hosted
 from wisconsin.oltp.failures import naming_storage
 from wisconsin.oltp.servers import pinned_cores
 from wisconsin.store import check_writable, lock, utc_now
@@ -172,6 +172,8 @@ def result_of(
         txn_memory_bytes=tuple(tuple(e[1] for e in t["engine"]) for t in tallies),
         temp_bytes=tuple(tuple(e[2] for e in t["engine"]) for t in tallies),
         cpu_s=tuple(t["cpu_s"] for t in tallies),
+        cpu=(split := tuple(cpu.record(t["cpu"]) for t in tallies)),
+        remote_cpu=cpu.summary([split]),
         first_error=next((t["error"] for t in tallies if t["error"]), ""),
         recovered=recovered,
         consistency=tuple(consistency.lines(verdicts)),

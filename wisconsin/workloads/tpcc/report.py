@@ -100,6 +100,8 @@ def render(run: TpccRun, fmt: str = "text") -> str:
     out += [f"- {x}" if md else x for x in verdict(run)]
     out.append(h("Transactions in the window"))
     out += _table(_types(run), fmt)
+    if r.remote_cpu is not None:  # a run file from before the CPU split has none
+        out += ["", m.remote_line(run)]
     out.append(h("Reference 003's Tables 3-5, its figures beside ours"))
     out.append(
         f"the paper: 2,592 warehouses on 4 nodes, a 120-minute interval, audited; ours: "
@@ -141,4 +143,23 @@ def render(run: TpccRun, fmt: str = "text") -> str:
 
 
 def report_files(paths: Sequence[str | os.PathLike], fmt: str = "text") -> str:
-    return "\n".join(render(load(p), fmt) for p in paths)
+    """Each run's report; runs at three P or more: the capacity model after them (text and
+    markdown)."""
+    runs = [load(p) for p in paths]
+    out = "\n".join(render(run, fmt) for run in runs)
+    lines = capacity_lines(runs)
+    if lines and fmt in ("text", "markdown"):
+        title = "Capacity model across P (tpmC, one window per run)"
+        head = f"\n## {title}\n" if fmt == "markdown" else f"\n{title}\n" + "-" * len(title)
+        out += "\n".join([head, *lines]) + "\n"
+    return out
+
+
+def capacity_lines(runs: list[TpccRun]) -> list[str]:
+    """The capacity model over the runs' P (analysis.capacity); [] under three P."""
+    from wisconsin.analysis import capacity
+
+    if len({run.config.partitions for run in runs}) < capacity.MIN_FITTED_P:
+        return []
+    points, differ = m.capacity_points(runs)
+    return [f"not fitted: {differ}"] if differ else capacity.lines(capacity.model(points), "tpmC")

@@ -17,7 +17,8 @@ from wisconsin.oltp import runfile as oltp_runfile
 from wisconsin.oltp.histogram import Latency
 
 WORKLOAD = "tpcc"
-SCHEMA_VERSION = 1
+# 2: each partition's CPU split by what it served, and the remote transactions' CPU
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,11 @@ class Result:
     build_s: NonNegative
     db_bytes: Count
     receipts: Receipts | None = None  # None: a run file from before the check
+    # version 2: per partition, its CPU over the step split by what it served (oltp.cpu),
+    # and CPU per local transaction and extra CPU per remote half from it; not recorded:
+    # (), None
+    cpu: tuple[oltp_runfile.PartitionCpu, ...] = ()
+    remote_cpu: oltp_runfile.RemoteCpu | None = None
 
 
 @dataclass(frozen=True)
@@ -162,10 +168,12 @@ def is_tpcc(path: str | os.PathLike) -> bool:
 def load(path: str | os.PathLike) -> TpccRun:
     p = Path(path)
     data = oltp_runfile.read(p, WORKLOAD, "TPC-C")
+    if data.get("schema_version") == 1:
+        data = dict(data, schema_version=2)  # no CPU split: not recorded (defaults)
     if data.get("schema_version") != SCHEMA_VERSION:
         raise WisconsinError(
             f"{p}: TPC-C run file version {data.get('schema_version')!r} is not supported "
-            f"(this wisconsin reads version {SCHEMA_VERSION})"
+            f"(this wisconsin reads versions 1 to {SCHEMA_VERSION})"
         )
     try:
         return jsonfields.convert(TpccRun, data)
