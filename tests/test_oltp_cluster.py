@@ -185,6 +185,12 @@ def test_tpcc_on_a_tls_cluster_at_p2_keeps_every_condition(netns_cluster_factory
         assert h.path.startswith(str(cluster.data_dirs[h.worker]))
         ok, lines = tpcc_check.independent_check(str(Path(h.path).parent))
         assert ok and lines[0].startswith("files: 1 in "), lines
+    # the report says where it ran and how its links measured, as DebitCredit's does
+    from wisconsin.workloads.tpcc import report
+
+    text = report.render(run, "text")
+    assert "Interconnect (cluster)" in text and "link host0 -> host1: round trip" in text
+    assert "partition 0 on host0 (part0, " in text and "built in" in text and "host1:" in text
     # `remove DIR --cluster`: the hosts' partitions and the note here
     note = Path(run.config.data_dir)
     tls = ["--tls-ca", str(files.ca), "--tls-cert", str(files.cert), "--tls-key", str(files.key)]

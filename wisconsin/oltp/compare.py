@@ -98,6 +98,23 @@ def render(title: str, head: list[str], rows: list[dict], fmt: str) -> str:
 # --------------------------------------------------------------------------- laptop against cluster
 
 
+def cluster_lines(cluster) -> list[str]:
+    """Where a P ran on a cluster (oltp.runfile.ClusterRecord), for a report: the scheduler
+    and each partition's host in one line, then each link's round trip and bandwidth."""
+    hosts = ", ".join(f"{h.part} on {h.host} ({h.worker}, {h.address})" for h in cluster.hosts)
+    names = {h.part: h.host for h in cluster.hosts}
+    out = [
+        f"on a Dask cluster ({cluster.scheduler}, {'TLS' if cluster.tls else 'plain TCP'}): "
+        f"partition {hosts}"
+    ]
+    out += [
+        f"link {names[k.source]} -> {names[k.target]}: round trip {k.rtt_s * 1e3:.3f} ms (min "
+        f"{k.rtt_min_s * 1e3:.3f}, max {k.rtt_max_s * 1e3:.3f}), {k.bandwidth_bps / 1e6:.0f} MB/s"
+        for k in cluster.links
+    ]
+    return out
+
+
 def link_rtt_s(cluster) -> float | None:
     """The median round trip over a run's links (None: no link, P = 1)."""
     rtts = [link.rtt_s for link in cluster.links]

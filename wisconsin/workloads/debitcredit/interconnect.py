@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wisconsin.oltp import cpu, histogram
-from wisconsin.oltp.compare import cores_used, link_rtt_s, scaled
+from wisconsin.oltp.compare import cluster_lines, cores_used, link_rtt_s, scaled
 from wisconsin.oltp.compare import where as place_of
 from wisconsin.reports.document import Section, Table
 
@@ -90,11 +90,7 @@ def section(run) -> Section | None:
         c = getattr(res, "cluster", None)
         if c is None:
             continue
-        hosts = ", ".join(f"{h.part} on {h.host} ({h.worker}, {h.address})" for h in c.hosts)
-        items.append(
-            f"P = {res.partitions} on a Dask cluster ({c.scheduler}, "
-            f"{'TLS' if c.tls else 'plain TCP'}): partition {hosts}"
-        )
+        items.append(f"P = {res.partitions} {cluster_lines(c)[0]}")
         names = {h.part: h.host for h in c.hosts}
         rows = [
             [f"{names[link.source]} -> {names[link.target]}", _ms(link.rtt_s, 3),

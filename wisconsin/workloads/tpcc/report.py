@@ -102,6 +102,11 @@ def render(run: TpccRun, fmt: str = "text") -> str:
     out += _table(_types(run), fmt)
     if r.remote_cpu is not None:  # a run file from before the CPU split has none
         out += ["", m.remote_line(run)]
+    if cfg.cluster is not None:
+        from wisconsin.oltp.compare import cluster_lines
+
+        out.append(h("Interconnect (cluster)"))
+        out += [f"- {x}" if md else x for x in cluster_lines(cfg.cluster)]
     out.append(h("Reference 003's Tables 3-5, its figures beside ours"))
     out.append(
         f"the paper: 2,592 warehouses on 4 nodes, a 120-minute interval, audited; ours: "
