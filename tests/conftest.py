@@ -95,11 +95,11 @@ def make_shm_run():
     return shm_run
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the marks in each worker
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`-n`), tests that start network-namespace clusters share one
-    worker: two Dask clusters on one 2-core box at once would be timed against each other."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
+    worker: two Dask clusters on one 2-core box at once would be timed against each other.
+    (Without xdist the mark does nothing.)"""
     for item in items:
         if "netns_cluster_factory" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("netns"))

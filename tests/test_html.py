@@ -22,6 +22,10 @@ FIX = Path(__file__).parent / "fixtures"
 CHROMIUM = next((c for c in ("chromium", "chromium-browser") if shutil.which(c)), None)
 
 
+# One worker builds the module fixtures once (xdist --dist loadgroup), not each worker its own
+pytestmark = pytest.mark.xdist_group("html")
+
+
 def _history_args(tmp: Path) -> list[str]:
     from test_history import six_runs
 

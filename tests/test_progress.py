@@ -266,7 +266,7 @@ def _run_command(tmp_path) -> list[str]:
 
 def _bench_wisconsin(tmp_path) -> list[str]:
     return _wisconsin(
-        "bench", "--preset", "tiny", "--partitions", "2", "--repeat", "2", "--mode",
+        "bench", "--preset", "tiny", "--partitions", "1", "--repeat", "2", "--mode",
         "shared-memory", "--cache", "warm", "--data", str(tmp_path / "d"), "--out",
         str(tmp_path / "runs"),
     )  # fmt: skip

@@ -16,6 +16,10 @@ from wisconsin.workloads.tpcc.schema import Placement, Scale, connect
 TINY = Scale(customers_per_district=30, items=200)
 
 
+# One worker builds the module fixtures once (xdist --dist loadgroup), not each worker its own
+pytestmark = pytest.mark.xdist_group("tpcc_run")
+
+
 @pytest.fixture(scope="module")
 def nowait_run(tmp_path_factory):
     d = tmp_path_factory.mktemp("tpcc")
