@@ -78,8 +78,13 @@ def quick_harness(data):
             r["overhead_s"] = r["wall_s"] / 100
     _recalibrate(data)
     # no point harness-dominated now: every ratio is a headline, and the stop rule re-run
-    # on the file must not meet --target-ci before the max reps the run stopped on
+    # on the file must not meet --target-ci before the rounds the run stopped on. A run that
+    # met its --target-ci there (its ratios tight on a quiet machine) would then go on: the
+    # forged file stops on max reps at that round, as a run with that setting would have.
+    done = data["stop"]["rounds"]
     data["config"]["target_ci"] = 1e-9
+    data["config"]["max_reps"] = done
+    data["stop"] = dict(data["stop"], rule="max-reps", limit=done, flag="")
 
 
 def test_every_rule_passes_when_the_points_are_long_enough(run_path, tmp_path):
