@@ -74,6 +74,19 @@ def audit(path: Path) -> tuple[str, int]:
     return (counts[-1] if counts else "no count: " + res.stderr.strip()[-200:]), res.returncode
 
 
+def _bench(args: list[str], out: Path, pattern: str):
+    """(the finished process, its wall seconds, its run file or None)."""
+    t0 = time.perf_counter()
+    res = wisconsin(args)
+    wall = time.perf_counter() - t0
+    runs = sorted(out.glob(pattern))
+    return res, wall, runs[-1] if runs else None
+
+
+def _failed(res) -> dict:
+    return {"failed": f"exit {res.returncode}: {(res.stdout + res.stderr).strip()[-300:]}"}
+
+
 def debitcredit(p: int, cluster, tls: list[str], work: Path, step_s: float) -> dict:
     from wisconsin.workloads.debitcredit import check, metrics
     from wisconsin.workloads.debitcredit.runfile import load
@@ -83,19 +96,16 @@ def debitcredit(p: int, cluster, tls: list[str], work: Path, step_s: float) -> d
             "--branches", "2", "--step-seconds", f"{step_s:g}", "--repeat", "1",
             "--data", str(work / f"coord-dc-p{p}"), "--out", str(out), "--quiet",
             "--cluster", cluster.scheduler_address, *tls]  # fmt: skip
-    t0 = time.perf_counter()
-    res = wisconsin(args)
-    wall = time.perf_counter() - t0
-    runs = sorted(out.glob("debitcredit-*.json"))
-    if not runs:
-        return {"failed": f"exit {res.returncode}: {(res.stdout + res.stderr).strip()[-300:]}"}
-    (r,) = load(runs[-1]).results
+    res, wall, run_path = _bench(args, out, "debitcredit-*.json")
+    if run_path is None:
+        return _failed(res)
+    (r,) = load(run_path).results
     reports = [check.host_report([h.path]) for h in r.cluster.hosts]
     ok, lines = check.combine(reports, "hosts")
     return {
         "bench_exit": res.returncode,
         "wall_s": round(wall, 1),
-        "run": runs[-1],
+        "run": run_path,
         "throughput": f"{metrics.peak_tps(r).fmt()} tps peak",
         "bench_check": "OK" if r.audit.ok and r.audit.independent_ok else "FAILED",
         "here_check": ("OK" if ok else "FAILED")
@@ -111,20 +121,17 @@ def tpcc(p: int, cluster, tls: list[str], work: Path, window_s: float) -> dict:
     args = ["-c", TPCC_BENCH, "bench", "--workload", "tpcc", "--partitions", str(p),
             "--step-seconds", f"{window_s:g}", "--data", str(work / f"coord-tpcc-p{p}"),
             "--out", str(out), "--quiet", "--cluster", cluster.scheduler_address, *tls]  # fmt: skip
-    t0 = time.perf_counter()
-    res = wisconsin(args)
-    wall = time.perf_counter() - t0
-    runs = sorted(out.glob("tpcc-*.json"))
-    if not runs:
-        return {"failed": f"exit {res.returncode}: {(res.stdout + res.stderr).strip()[-300:]}"}
-    run = load(runs[-1])
+    res, wall, run_path = _bench(args, out, "tpcc-*.json")
+    if run_path is None:
+        return _failed(res)
+    run = load(run_path)
     found = [check.independent_check(str(Path(h.path).parent)) for h in run.config.cluster.hosts]
     ok = all(f[0] for f in found)
     a = run.result.receipts
     return {
         "bench_exit": res.returncode,
         "wall_s": round(wall, 1),
-        "run": runs[-1],
+        "run": run_path,
         "throughput": f"{metrics.tpmc_interval(run.result, window_s).fmt()} new orders/min",
         "bench_check": (
             "OK" if run.result.independent_ok and not run.result.consistency_failed else "FAILED"

@@ -75,6 +75,15 @@ def bench(opts: BenchOptions, console: Console) -> Outcome:
 _ROUND_OPTIONS = ("repeat", "min_reps", "max_reps", "blocks")
 
 
+def _own_rounds(opts: BenchOptions) -> Preset | None:
+    """The preset whose own rounds (and warm-up) the bench runs: one that has them, when
+    no round option is given; else None."""
+    preset = get_preset(opts.preset) if opts.preset is not None else None
+    if preset is not None and preset.rounds and not opts.given_options(*_ROUND_OPTIONS):
+        return preset
+    return None
+
+
 def _rounds(opts: BenchOptions) -> BenchOptions:
     """opts with the rounds and the time budget the bench runs: calibrated, within the time
     budget (default DEFAULT_TIME_BUDGET_S) it plans SIZING_ROUNDS rounds of one block each
@@ -83,8 +92,7 @@ def _rounds(opts: BenchOptions) -> BenchOptions:
     given; options given win."""
     min_reps, blocks, time_budget = opts.min_reps, opts.blocks, opts.time_budget
     max_reps, given_max = opts.max_reps, bool(opts.given_options("max_reps"))
-    preset = get_preset(opts.preset) if opts.preset is not None else None
-    if preset is not None and preset.rounds and not opts.given_options(*_ROUND_OPTIONS):
+    if (preset := _own_rounds(opts)) is not None:
         min_reps = max_reps = preset.rounds  # the preset's own: sized with its tables
         blocks, given_max = preset.blocks or preset.rounds, True
     if opts.preset is None and opts.repeat is None:
@@ -104,10 +112,8 @@ def _rounds(opts: BenchOptions) -> BenchOptions:
 
 def _warmup(opts: BenchOptions) -> int:
     """The untimed warm-up rounds: the preset's when its own rounds run, else the runner's."""
-    preset = get_preset(opts.preset) if opts.preset is not None else None
-    if preset is not None and preset.rounds and not opts.given_options(*_ROUND_OPTIONS):
-        return preset.warmup
-    return RunOptions.warmup
+    preset = _own_rounds(opts)
+    return preset.warmup if preset is not None else RunOptions.warmup
 
 
 def _sizes(opts: BenchOptions, started: float, say) -> tuple[Preset, tuple[int, ...]]:
